@@ -1,0 +1,147 @@
+//===- TDL.h - The Tensor Description Language ------------------*- C++ -*-===//
+//
+// The abstract syntax of TDL (Tofu, EuroSys'19, section 4.1), its parser and
+// its printer. A description defines every output element of an operator as
+// a lambda over index variables:
+//
+//   (data, filters) -> (b, co, x) = sum(ci, dx) data[b, ci, x + dx] * filters[ci, co, dx]
+//   (m) -> (b, i, j) = opaque(m[b, :, :])
+//   (x) -> y(b, c) = x[b, c] - mean[c]; mean(c) = sum(b) x[b, c]
+//
+// Accesses are affine in the index variables (constants, +, -, * by a
+// constant, floordiv/ceildiv/mod by a constant) or whole-dimension slices
+// (`:`). The body is arithmetic over accesses, constants, index values,
+// scalar functions (`exp(...)`) and opaque functions (`opaque(...)`).
+//
+// This library has no MLIR dependency; the `#tdl.desc` attribute wraps it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PARTITION_TDL_H
+#define TOFU_PARTITION_TDL_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace tdl {
+
+/// An index expression inside an access `t[...]`.
+struct IndexExpr {
+  enum class Kind { Var, Const, Add, Sub, Mul, FloorDiv, CeilDiv, Mod, Slice };
+  Kind kind = Kind::Const;
+  /// The variable name for Var.
+  std::string var;
+  /// The value for Const.
+  int64_t value = 0;
+  /// The operands of binary kinds.
+  std::vector<IndexExpr> operands;
+
+  static IndexExpr makeVar(std::string name);
+  static IndexExpr makeConst(int64_t v);
+  static IndexExpr makeSlice();
+  static IndexExpr makeBinary(Kind kind, IndexExpr lhs, IndexExpr rhs);
+
+  bool isVar() const { return kind == Kind::Var; }
+  bool isSlice() const { return kind == Kind::Slice; }
+  /// True if no variable occurs in this expression.
+  bool isConstant() const;
+  /// Collects the variables used, in order of first occurrence.
+  void collectVars(std::vector<std::string> &vars) const;
+  bool operator==(const IndexExpr &o) const;
+};
+
+/// Reducers of section 4.1.
+enum class Reducer { None, Sum, Max, Min, Prod };
+const char *stringifyReducer(Reducer r);
+
+/// A value expression: the body of a lambda.
+struct Expr {
+  enum class Kind {
+    Access,  ///< tensor[idx, ...]
+    Number,  ///< a literal, kept as written
+    Index,   ///< an index variable used as a value
+    Binary,  ///< lhs op rhs with op in + - * /
+    Neg,     ///< -operand
+    Call,    ///< fn(args): an element-wise scalar function
+    Opaque,  ///< opaque(args): a function that TDL does not look into
+  };
+  Kind kind = Kind::Number;
+  /// Tensor name (Access), literal text (Number), variable (Index), function
+  /// name (Call, Opaque: may be empty), operator character (Binary).
+  std::string name;
+  /// Access indices.
+  std::vector<IndexExpr> indices;
+  /// Operands (Binary, Neg, Call, Opaque).
+  std::vector<Expr> operands;
+
+  bool operator==(const Expr &o) const;
+};
+
+/// One output tensor of a description.
+struct OutputDesc {
+  /// Name of the output; empty for the single-output form.
+  std::string name;
+  /// Output index variables, one per output dimension.
+  std::vector<std::string> vars;
+  Reducer reducer = Reducer::None;
+  /// Reduction variables (empty when reducer is None).
+  std::vector<std::string> reductionVars;
+  Expr body;
+
+  bool operator==(const OutputDesc &o) const;
+};
+
+/// A whole operator description.
+struct OpDesc {
+  /// Input tensor names, in operand order. Scalars are rank-0 inputs.
+  std::vector<std::string> inputs;
+  std::vector<OutputDesc> outputs;
+
+  /// Checks the well-formedness rules that the grammar alone does not:
+  /// unique variable and input names, accesses only to declared inputs,
+  /// reduction variables distinct from output variables, every variable
+  /// bound, and consistent access ranks. Returns an error message, or
+  /// std::nullopt when the description is valid.
+  std::optional<std::string> verify() const;
+
+  /// Every index variable of the operator (the union over its outputs of
+  /// output and reduction variables), in order of first occurrence.
+  std::vector<std::string> getLoopVars() const;
+
+  /// True if every output has no reduction and every access of every input
+  /// is the identity map of the output variables (section 5.1's test for
+  /// element-wise operators).
+  bool isElementwise() const;
+
+  /// Prints the canonical text form, which `parse` reads back.
+  std::string str() const;
+  void dump() const;
+
+  bool operator==(const OpDesc &o) const { return inputs == o.inputs &&
+                                                  outputs == o.outputs; }
+};
+
+/// A parse failure with a 0-based character position in the text.
+struct ParseError {
+  size_t position = 0;
+  std::string message;
+};
+
+/// Parses a description. When the `(inputs) ->` prefix is omitted, inputs
+/// are the accessed tensors in order of first occurrence. The result is
+/// verified. On failure fills `error` and returns std::nullopt.
+std::optional<OpDesc> parse(const std::string &text, ParseError &error);
+
+/// Prints an index expression, e.g. "x + dx".
+std::string printIndexExpr(const IndexExpr &e);
+/// Prints a value expression.
+std::string printExpr(const Expr &e);
+
+} // namespace tdl
+} // namespace tofu
+
+#endif // TOFU_PARTITION_TDL_H

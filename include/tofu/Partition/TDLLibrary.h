@@ -1,0 +1,76 @@
+//===- TDLLibrary.h - Libraries of TDL descriptions by op name --*- C++ -*-===//
+//
+// A `.tdl` library describes operators by name, including operators of
+// dialects that are not registered (framework ops such as mxnet.Convolution):
+//
+//   # A comment.
+//   op mxnet.FullyConnected {
+//     (data, weight) -> (b, o) = sum(i) data[b, i] * weight[o, i]
+//   }
+//   op mxnet.Pooling<kernel, stride = 1> {
+//     (data) -> (b, c, y, x) = max(ky, kx)
+//         data[b, c, y * $stride + ky, x * $stride + kx]
+//   }
+//
+// Parameters in angle brackets are integer attributes of the operation; a
+// `$name` in the body is replaced by the attribute's value, or by the
+// default when the operation has no such attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PARTITION_TDLLIBRARY_H
+#define TOFU_PARTITION_TDLLIBRARY_H
+
+#include "tofu/Partition/TDL.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace tdl {
+
+/// One `op NAME<params> { desc }` entry.
+struct LibraryEntry {
+  std::string opName;
+  /// Parameter names with their optional default values.
+  std::vector<std::pair<std::string, std::optional<int64_t>>> params;
+  /// The description text, with `$param` placeholders.
+  std::string body;
+  /// 1-based line of the entry in its file.
+  unsigned line = 0;
+};
+
+/// Looks up an integer attribute of the operation being described.
+using ParamLookup = std::function<std::optional<int64_t>(const std::string &)>;
+
+/// A set of library entries, keyed by operation name.
+class Library {
+public:
+  /// Parses library text and checks every entry's description. Errors are
+  /// reported as "LINE:COL: message" with 1-based positions.
+  static std::optional<Library> parse(const std::string &text,
+                                      std::string &error);
+
+  /// Adds the entries of `other`; later entries replace earlier ones.
+  void merge(const Library &other);
+
+  const LibraryEntry *lookup(const std::string &opName) const;
+  size_t size() const { return entries.size(); }
+  std::vector<std::string> getOpNames() const;
+
+  /// Substitutes the parameters and parses the description.
+  static std::optional<OpDesc> instantiate(const LibraryEntry &entry,
+                                           const ParamLookup &lookup,
+                                           std::string &error);
+
+private:
+  std::map<std::string, LibraryEntry> entries;
+};
+
+} // namespace tdl
+} // namespace tofu
+
+#endif // TOFU_PARTITION_TDLLIBRARY_H

@@ -1,0 +1,380 @@
+//===- TDL.cpp - TDL descriptions: verification and printing --------------===//
+//
+// Structural helpers of the TDL abstract syntax: well-formedness checks,
+// element-wise detection and the canonical printer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Partition/TDL.h"
+
+#include <algorithm>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <set>
+
+using namespace tofu;
+using namespace tofu::tdl;
+
+//===----------------------------------------------------------------------===//
+// IndexExpr
+//===----------------------------------------------------------------------===//
+
+IndexExpr IndexExpr::makeVar(std::string name) {
+  IndexExpr e;
+  e.kind = Kind::Var;
+  e.var = std::move(name);
+  return e;
+}
+
+IndexExpr IndexExpr::makeConst(int64_t v) {
+  IndexExpr e;
+  e.kind = Kind::Const;
+  e.value = v;
+  return e;
+}
+
+IndexExpr IndexExpr::makeSlice() {
+  IndexExpr e;
+  e.kind = Kind::Slice;
+  return e;
+}
+
+IndexExpr IndexExpr::makeBinary(Kind kind, IndexExpr lhs, IndexExpr rhs) {
+  IndexExpr e;
+  e.kind = kind;
+  e.operands.push_back(std::move(lhs));
+  e.operands.push_back(std::move(rhs));
+  return e;
+}
+
+bool IndexExpr::isConstant() const {
+  if (kind == Kind::Var || kind == Kind::Slice)
+    return false;
+  return std::all_of(operands.begin(), operands.end(),
+                     [](const IndexExpr &o) { return o.isConstant(); });
+}
+
+void IndexExpr::collectVars(std::vector<std::string> &vars) const {
+  if (kind == Kind::Var &&
+      std::find(vars.begin(), vars.end(), var) == vars.end())
+    vars.push_back(var);
+  for (const IndexExpr &o : operands)
+    o.collectVars(vars);
+}
+
+bool IndexExpr::operator==(const IndexExpr &o) const {
+  return kind == o.kind && var == o.var && value == o.value &&
+         operands == o.operands;
+}
+
+bool Expr::operator==(const Expr &o) const {
+  return kind == o.kind && name == o.name && indices == o.indices &&
+         operands == o.operands;
+}
+
+bool OutputDesc::operator==(const OutputDesc &o) const {
+  return name == o.name && vars == o.vars && reducer == o.reducer &&
+         reductionVars == o.reductionVars && body == o.body;
+}
+
+const char *tdl::stringifyReducer(Reducer r) {
+  switch (r) {
+  case Reducer::None:
+    return "none";
+  case Reducer::Sum:
+    return "sum";
+  case Reducer::Max:
+    return "max";
+  case Reducer::Min:
+    return "min";
+  case Reducer::Prod:
+    return "prod";
+  }
+  return "none";
+}
+
+//===----------------------------------------------------------------------===//
+// Printing
+//===----------------------------------------------------------------------===//
+
+static int precedence(const IndexExpr &e) {
+  switch (e.kind) {
+  case IndexExpr::Kind::Add:
+  case IndexExpr::Kind::Sub:
+    return 1;
+  case IndexExpr::Kind::Mul:
+  case IndexExpr::Kind::FloorDiv:
+  case IndexExpr::Kind::CeilDiv:
+  case IndexExpr::Kind::Mod:
+    return 2;
+  default:
+    return 3;
+  }
+}
+
+static std::string printIndex(const IndexExpr &e, int minPrec) {
+  std::string s;
+  int prec = precedence(e);
+  switch (e.kind) {
+  case IndexExpr::Kind::Var:
+    return e.var;
+  case IndexExpr::Kind::Const:
+    return std::to_string(e.value);
+  case IndexExpr::Kind::Slice:
+    return ":";
+  case IndexExpr::Kind::Sub:
+    if (e.operands[0].kind == IndexExpr::Kind::Const &&
+        e.operands[0].value == 0) {
+      s = "-" + printIndex(e.operands[1], 3);
+      prec = 3;
+      break;
+    }
+    [[fallthrough]];
+  default: {
+    const char *op = e.kind == IndexExpr::Kind::Add        ? " + "
+                     : e.kind == IndexExpr::Kind::Sub      ? " - "
+                     : e.kind == IndexExpr::Kind::Mul      ? " * "
+                     : e.kind == IndexExpr::Kind::FloorDiv ? " floordiv "
+                     : e.kind == IndexExpr::Kind::CeilDiv  ? " ceildiv "
+                                                           : " mod ";
+    // Left-associative: the right operand needs a higher precedence.
+    s = printIndex(e.operands[0], prec) + op +
+        printIndex(e.operands[1], prec + 1);
+  }
+  }
+  return prec < minPrec ? "(" + s + ")" : s;
+}
+
+std::string tdl::printIndexExpr(const IndexExpr &e) {
+  return printIndex(e, 0);
+}
+
+static int precedence(const Expr &e) {
+  if (e.kind == Expr::Kind::Binary)
+    return (e.name == "+" || e.name == "-") ? 1 : 2;
+  if (e.kind == Expr::Kind::Neg)
+    return 3;
+  return 4;
+}
+
+static std::string printValue(const Expr &e, int minPrec) {
+  std::string s;
+  int prec = precedence(e);
+  auto join = [](const std::vector<Expr> &ops) {
+    std::string r;
+    for (size_t i = 0; i < ops.size(); ++i)
+      r += (i ? ", " : "") + printValue(ops[i], 0);
+    return r;
+  };
+  switch (e.kind) {
+  case Expr::Kind::Access:
+    s = e.name;
+    if (!e.indices.empty()) {
+      s += "[";
+      for (size_t i = 0; i < e.indices.size(); ++i)
+        s += (i ? ", " : "") + printIndexExpr(e.indices[i]);
+      s += "]";
+    }
+    break;
+  case Expr::Kind::Number:
+  case Expr::Kind::Index:
+    s = e.name;
+    break;
+  case Expr::Kind::Binary:
+    s = printValue(e.operands[0], prec) + " " + e.name + " " +
+        printValue(e.operands[1], prec + 1);
+    break;
+  case Expr::Kind::Neg:
+    s = "-" + printValue(e.operands[0], 3);
+    break;
+  case Expr::Kind::Call:
+    s = e.name + "(" + join(e.operands) + ")";
+    break;
+  case Expr::Kind::Opaque:
+    s = "opaque(" + join(e.operands) + ")";
+    break;
+  }
+  return prec < minPrec ? "(" + s + ")" : s;
+}
+
+std::string tdl::printExpr(const Expr &e) { return printValue(e, 0); }
+
+static std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i ? ", " : "") + names[i];
+  return s;
+}
+
+std::string OpDesc::str() const {
+  std::string s = "(" + joinNames(inputs) + ") -> ";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const OutputDesc &o = outputs[i];
+    if (i)
+      s += "; ";
+    s += o.name + "(" + joinNames(o.vars) + ") = ";
+    if (o.reducer != Reducer::None)
+      s += std::string(stringifyReducer(o.reducer)) + "(" +
+           joinNames(o.reductionVars) + ") ";
+    // A reduction body that starts with '-' would read as a binary minus.
+    s += printValue(o.body, o.reducer != Reducer::None &&
+                                    o.body.kind == Expr::Kind::Neg
+                                ? 4
+                                : 0);
+  }
+  return s;
+}
+
+void OpDesc::dump() const { std::cerr << str() << "\n"; }
+
+//===----------------------------------------------------------------------===//
+// Queries
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> OpDesc::getLoopVars() const {
+  std::vector<std::string> vars;
+  auto add = [&](const std::string &v) {
+    if (std::find(vars.begin(), vars.end(), v) == vars.end())
+      vars.push_back(v);
+  };
+  for (const OutputDesc &o : outputs) {
+    for (const std::string &v : o.vars)
+      add(v);
+    for (const std::string &v : o.reductionVars)
+      add(v);
+  }
+  return vars;
+}
+
+static void forEachAccess(const Expr &e,
+                          const std::function<void(const Expr &)> &fn) {
+  if (e.kind == Expr::Kind::Access)
+    fn(e);
+  for (const Expr &o : e.operands)
+    forEachAccess(o, fn);
+}
+
+bool OpDesc::isElementwise() const {
+  if (outputs.empty())
+    return false;
+  const std::vector<std::string> &vars = outputs.front().vars;
+  for (const OutputDesc &o : outputs) {
+    if (o.reducer != Reducer::None || o.vars != vars)
+      return false;
+    bool identity = true;
+    forEachAccess(o.body, [&](const Expr &a) {
+      if (a.indices.size() != vars.size()) {
+        identity = false;
+        return;
+      }
+      for (size_t i = 0; i < vars.size(); ++i)
+        if (!a.indices[i].isVar() || a.indices[i].var != vars[i])
+          identity = false;
+    });
+    if (!identity)
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Verification
+//===----------------------------------------------------------------------===//
+
+static std::optional<std::string>
+verifyIndex(const IndexExpr &e, const std::set<std::string> &bound,
+            const std::string &access) {
+  switch (e.kind) {
+  case IndexExpr::Kind::Var:
+    if (!bound.count(e.var))
+      return "unknown index variable '" + e.var + "' in '" + access + "'";
+    return std::nullopt;
+  case IndexExpr::Kind::Const:
+  case IndexExpr::Kind::Slice:
+    return std::nullopt;
+  default:
+    break;
+  }
+  for (const IndexExpr &o : e.operands) {
+    if (o.isSlice())
+      return "a slice ':' must be a whole index in '" + access + "'";
+    if (auto err = verifyIndex(o, bound, access))
+      return err;
+  }
+  const IndexExpr &lhs = e.operands[0], &rhs = e.operands[1];
+  if (e.kind == IndexExpr::Kind::Mul && !lhs.isConstant() &&
+      !rhs.isConstant())
+    return "non-affine access '" + printIndexExpr(e) + "' in '" + access +
+           "': the product of two index expressions is not affine";
+  if (e.kind == IndexExpr::Kind::FloorDiv ||
+      e.kind == IndexExpr::Kind::CeilDiv || e.kind == IndexExpr::Kind::Mod) {
+    if (!rhs.isConstant())
+      return "non-affine access '" + printIndexExpr(e) + "' in '" + access +
+             "': the divisor must be a constant";
+    if (rhs.kind != IndexExpr::Kind::Const || rhs.value <= 0)
+      return "the divisor in '" + printIndexExpr(e) + "' in '" + access +
+             "' must be a positive integer literal";
+  }
+  return std::nullopt;
+}
+
+static std::optional<std::string>
+verifyBody(const Expr &e, const std::set<std::string> &bound,
+           const std::vector<std::string> &inputs,
+           std::map<std::string, size_t> &ranks) {
+  if (e.kind == Expr::Kind::Access) {
+    std::string text = printExpr(e);
+    if (std::find(inputs.begin(), inputs.end(), e.name) == inputs.end())
+      return "access to '" + e.name + "', which is not an input";
+    auto it = ranks.try_emplace(e.name, e.indices.size()).first;
+    if (it->second != e.indices.size())
+      return "input '" + e.name + "' is accessed with " +
+             std::to_string(e.indices.size()) + " indices in '" + text +
+             "' but with " + std::to_string(it->second) + " elsewhere";
+    for (const IndexExpr &i : e.indices)
+      if (auto err = verifyIndex(i, bound, text))
+        return err;
+  }
+  if (e.kind == Expr::Kind::Index && !bound.count(e.name))
+    return "unknown name '" + e.name + "'";
+  for (const Expr &o : e.operands)
+    if (auto err = verifyBody(o, bound, inputs, ranks))
+      return err;
+  return std::nullopt;
+}
+
+std::optional<std::string> OpDesc::verify() const {
+  if (outputs.empty())
+    return std::string("a description needs at least one output");
+  std::set<std::string> inputSet;
+  for (const std::string &in : inputs)
+    if (!inputSet.insert(in).second)
+      return "duplicate input name '" + in + "'";
+  std::set<std::string> outputNames;
+  std::map<std::string, size_t> ranks;
+  for (const OutputDesc &o : outputs) {
+    if (outputs.size() > 1 && o.name.empty())
+      return std::string("every output of a multi-output description needs "
+                         "a name");
+    if (!o.name.empty() && !outputNames.insert(o.name).second)
+      return "duplicate output name '" + o.name + "'";
+    std::set<std::string> bound;
+    for (const std::string &v : o.vars) {
+      if (inputSet.count(v))
+        return "index variable '" + v + "' has the name of an input";
+      if (!bound.insert(v).second)
+        return "duplicate output index variable '" + v + "'";
+    }
+    for (const std::string &v : o.reductionVars) {
+      if (inputSet.count(v))
+        return "index variable '" + v + "' has the name of an input";
+      if (!bound.insert(v).second)
+        return "reduction variable '" + v +
+               "' is also an output index variable or repeated";
+    }
+    if (auto err = verifyBody(o.body, bound, inputs, ranks))
+      return err;
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,499 @@
+//===- TDLParser.cpp - Parser for the TDL text form -----------------------===//
+//
+// A recursive-descent parser for TDL descriptions. The grammar is:
+//
+//   desc    ::= [ '(' names ')' '->' ] output (';' output)*
+//   output  ::= [name] '(' names ')' '=' [reducer '(' names ')'] expr
+//   expr    ::= term (('+' | '-') term)*
+//   term    ::= unary (('*' | '/') unary)*
+//   unary   ::= '-' unary | primary
+//   primary ::= number | '(' expr ')' | name '[' [index (',' index)*] ']'
+//             | name '(' [expr (',' expr)*] ')' | name
+//   index   ::= ':' | iexpr
+//   iexpr   ::= iterm (('+' | '-') iterm)*
+//   iterm   ::= iunary (('*' | 'floordiv' | 'ceildiv' | 'mod') iunary)*
+//   iunary  ::= '-' iunary | integer | name | '(' iexpr ')'
+//
+// A reducer (sum, max, min, prod) directly after '=' and followed by a
+// parenthesised list of names and then the start of a primary introduces a
+// reduction; otherwise `max(a, b)` is the element-wise function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Partition/TDL.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+using namespace tofu;
+using namespace tofu::tdl;
+
+namespace {
+
+struct Token {
+  enum Kind { Eof, Ident, Integer, Float, Punct, Error } kind = Eof;
+  std::string text;
+  size_t pos = 0;
+};
+
+class Lexer {
+public:
+  explicit Lexer(const std::string &text) : text(text) {}
+
+  Token next() {
+    while (pos < text.size() && std::isspace((unsigned char)text[pos]))
+      ++pos;
+    Token t;
+    t.pos = pos;
+    if (pos >= text.size())
+      return t;
+    char c = text[pos];
+    if (std::isalpha((unsigned char)c) || c == '_') {
+      size_t start = pos;
+      while (pos < text.size() && (std::isalnum((unsigned char)text[pos]) ||
+                                   text[pos] == '_' || text[pos] == '.'))
+        ++pos;
+      t.kind = Token::Ident;
+      t.text = text.substr(start, pos - start);
+      return t;
+    }
+    if (std::isdigit((unsigned char)c)) {
+      size_t start = pos;
+      bool isFloat = false;
+      while (pos < text.size() && std::isdigit((unsigned char)text[pos]))
+        ++pos;
+      if (pos < text.size() && text[pos] == '.') {
+        isFloat = true;
+        ++pos;
+        while (pos < text.size() && std::isdigit((unsigned char)text[pos]))
+          ++pos;
+      }
+      if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
+        size_t save = pos++;
+        if (pos < text.size() && (text[pos] == '+' || text[pos] == '-'))
+          ++pos;
+        if (pos < text.size() && std::isdigit((unsigned char)text[pos])) {
+          isFloat = true;
+          while (pos < text.size() && std::isdigit((unsigned char)text[pos]))
+            ++pos;
+        } else {
+          pos = save;
+        }
+      }
+      t.kind = isFloat ? Token::Float : Token::Integer;
+      t.text = text.substr(start, pos - start);
+      return t;
+    }
+    if (c == '-' && pos + 1 < text.size() && text[pos + 1] == '>') {
+      pos += 2;
+      t.kind = Token::Punct;
+      t.text = "->";
+      return t;
+    }
+    if (std::string("()[],:;=+-*/").find(c) != std::string::npos) {
+      ++pos;
+      t.kind = Token::Punct;
+      t.text = std::string(1, c);
+      return t;
+    }
+    t.kind = Token::Error;
+    t.text = std::string(1, c);
+    ++pos;
+    return t;
+  }
+
+private:
+  const std::string &text;
+  size_t pos = 0;
+};
+
+class Parser {
+public:
+  explicit Parser(const std::string &text) {
+    Lexer lexer(text);
+    for (;;) {
+      tokens.push_back(lexer.next());
+      if (tokens.back().kind == Token::Eof)
+        break;
+    }
+  }
+
+  std::optional<OpDesc> parseDesc(ParseError &error);
+
+private:
+  const Token &peek(size_t ahead = 0) const {
+    return tokens[std::min(idx + ahead, tokens.size() - 1)];
+  }
+  Token consume() {
+    Token t = peek();
+    if (idx < tokens.size() - 1)
+      ++idx;
+    return t;
+  }
+  bool isPunct(const char *p, size_t ahead = 0) const {
+    return peek(ahead).kind == Token::Punct && peek(ahead).text == p;
+  }
+  bool consumeIf(const char *p) {
+    if (!isPunct(p))
+      return false;
+    consume();
+    return true;
+  }
+  bool fail(const std::string &msg) {
+    if (!failed) {
+      failed = true;
+      err.position = peek().pos;
+      const Token &t = peek();
+      std::string found = t.kind == Token::Eof ? "end of input"
+                                               : "'" + t.text + "'";
+      err.message = msg + ", found " + found;
+    }
+    return false;
+  }
+  bool expect(const char *p) {
+    if (consumeIf(p))
+      return true;
+    return fail(std::string("expected '") + p + "'");
+  }
+
+  bool parseNameList(std::vector<std::string> &names);
+  bool parseOutput(OutputDesc &out);
+  bool parseExpr(Expr &e);
+  bool parseTerm(Expr &e);
+  bool parseUnary(Expr &e);
+  bool parsePrimary(Expr &e);
+  bool parseIndex(IndexExpr &e);
+  bool parseIExpr(IndexExpr &e);
+  bool parseITerm(IndexExpr &e);
+  bool parseIUnary(IndexExpr &e);
+
+  std::vector<Token> tokens;
+  size_t idx = 0;
+  bool failed = false;
+  ParseError err;
+};
+
+} // namespace
+
+static std::optional<Reducer> symbolizeReducer(const std::string &s) {
+  if (s == "sum")
+    return Reducer::Sum;
+  if (s == "max")
+    return Reducer::Max;
+  if (s == "min")
+    return Reducer::Min;
+  if (s == "prod")
+    return Reducer::Prod;
+  return std::nullopt;
+}
+
+static bool isIndexKeyword(const std::string &s) {
+  return s == "floordiv" || s == "ceildiv" || s == "mod";
+}
+
+bool Parser::parseNameList(std::vector<std::string> &names) {
+  if (!expect("("))
+    return false;
+  if (consumeIf(")"))
+    return true;
+  do {
+    if (peek().kind != Token::Ident)
+      return fail("expected a name");
+    names.push_back(consume().text);
+  } while (consumeIf(","));
+  return expect(")");
+}
+
+bool Parser::parseOutput(OutputDesc &out) {
+  if (peek().kind == Token::Ident)
+    out.name = consume().text;
+  if (!parseNameList(out.vars) || !expect("="))
+    return false;
+  // A reducer: `sum(a, b) <primary>`.
+  if (peek().kind == Token::Ident && symbolizeReducer(peek().text) &&
+      isPunct("(", 1)) {
+    size_t save = idx;
+    Reducer r = *symbolizeReducer(consume().text);
+    consume();
+    std::vector<std::string> vars;
+    bool names = true;
+    for (;;) {
+      if (peek().kind != Token::Ident || isPunct("[", 1) || isPunct("(", 1)) {
+        names = false;
+        break;
+      }
+      vars.push_back(consume().text);
+      if (consumeIf(")"))
+        break;
+      if (!consumeIf(",")) {
+        names = false;
+        break;
+      }
+    }
+    const Token &t = peek();
+    bool startsPrimary = t.kind == Token::Ident || t.kind == Token::Integer ||
+                         t.kind == Token::Float ||
+                         (t.kind == Token::Punct && t.text == "(");
+    if (names && startsPrimary) {
+      out.reducer = r;
+      out.reductionVars = std::move(vars);
+    } else {
+      idx = save;
+    }
+  }
+  return parseExpr(out.body);
+}
+
+bool Parser::parseExpr(Expr &e) {
+  if (!parseTerm(e))
+    return false;
+  while (isPunct("+") || isPunct("-")) {
+    Expr bin;
+    bin.kind = Expr::Kind::Binary;
+    bin.name = consume().text;
+    Expr rhs;
+    if (!parseTerm(rhs))
+      return false;
+    bin.operands = {std::move(e), std::move(rhs)};
+    e = std::move(bin);
+  }
+  return true;
+}
+
+bool Parser::parseTerm(Expr &e) {
+  if (!parseUnary(e))
+    return false;
+  while (isPunct("*") || isPunct("/")) {
+    Expr bin;
+    bin.kind = Expr::Kind::Binary;
+    bin.name = consume().text;
+    Expr rhs;
+    if (!parseUnary(rhs))
+      return false;
+    bin.operands = {std::move(e), std::move(rhs)};
+    e = std::move(bin);
+  }
+  return true;
+}
+
+bool Parser::parseUnary(Expr &e) {
+  if (consumeIf("-")) {
+    e.kind = Expr::Kind::Neg;
+    Expr operand;
+    if (!parseUnary(operand))
+      return false;
+    e.operands.push_back(std::move(operand));
+    return true;
+  }
+  return parsePrimary(e);
+}
+
+bool Parser::parsePrimary(Expr &e) {
+  const Token &t = peek();
+  if (t.kind == Token::Integer || t.kind == Token::Float) {
+    e.kind = Expr::Kind::Number;
+    e.name = consume().text;
+    return true;
+  }
+  if (consumeIf("(")) {
+    if (!parseExpr(e))
+      return false;
+    return expect(")");
+  }
+  if (t.kind != Token::Ident)
+    return fail("expected an expression");
+  e.name = consume().text;
+  if (consumeIf("[")) {
+    e.kind = Expr::Kind::Access;
+    if (consumeIf("]"))
+      return true;
+    do {
+      IndexExpr idxExpr;
+      if (!parseIndex(idxExpr))
+        return false;
+      e.indices.push_back(std::move(idxExpr));
+    } while (consumeIf(","));
+    return expect("]");
+  }
+  if (consumeIf("(")) {
+    e.kind = Expr::Kind::Call;
+    if (e.name == "opaque") {
+      e.kind = Expr::Kind::Opaque;
+      e.name.clear();
+    }
+    if (consumeIf(")"))
+      return true;
+    do {
+      Expr arg;
+      if (!parseExpr(arg))
+        return false;
+      e.operands.push_back(std::move(arg));
+    } while (consumeIf(","));
+    return expect(")");
+  }
+  e.kind = Expr::Kind::Index;
+  return true;
+}
+
+bool Parser::parseIndex(IndexExpr &e) {
+  if (consumeIf(":")) {
+    e = IndexExpr::makeSlice();
+    return true;
+  }
+  return parseIExpr(e);
+}
+
+bool Parser::parseIExpr(IndexExpr &e) {
+  if (!parseITerm(e))
+    return false;
+  while (isPunct("+") || isPunct("-")) {
+    auto kind = consume().text == "+" ? IndexExpr::Kind::Add
+                                      : IndexExpr::Kind::Sub;
+    IndexExpr rhs;
+    if (!parseITerm(rhs))
+      return false;
+    e = IndexExpr::makeBinary(kind, std::move(e), std::move(rhs));
+  }
+  return true;
+}
+
+bool Parser::parseITerm(IndexExpr &e) {
+  if (!parseIUnary(e))
+    return false;
+  for (;;) {
+    IndexExpr::Kind kind;
+    if (isPunct("*")) {
+      kind = IndexExpr::Kind::Mul;
+    } else if (peek().kind == Token::Ident && isIndexKeyword(peek().text)) {
+      const std::string &k = peek().text;
+      kind = k == "floordiv"  ? IndexExpr::Kind::FloorDiv
+             : k == "ceildiv" ? IndexExpr::Kind::CeilDiv
+                              : IndexExpr::Kind::Mod;
+    } else if (isPunct("/")) {
+      return fail("use 'floordiv' or 'ceildiv' for division in an index");
+    } else {
+      return true;
+    }
+    consume();
+    IndexExpr rhs;
+    if (!parseIUnary(rhs))
+      return false;
+    e = IndexExpr::makeBinary(kind, std::move(e), std::move(rhs));
+  }
+}
+
+bool Parser::parseIUnary(IndexExpr &e) {
+  if (consumeIf("-")) {
+    IndexExpr operand;
+    if (!parseIUnary(operand))
+      return false;
+    e = IndexExpr::makeBinary(IndexExpr::Kind::Sub, IndexExpr::makeConst(0),
+                              std::move(operand));
+    return true;
+  }
+  if (peek().kind == Token::Integer) {
+    e = IndexExpr::makeConst(std::strtoll(consume().text.c_str(), nullptr, 10));
+    return true;
+  }
+  if (consumeIf("(")) {
+    if (!parseIExpr(e))
+      return false;
+    return expect(")");
+  }
+  if (peek().kind == Token::Ident && !isIndexKeyword(peek().text)) {
+    e = IndexExpr::makeVar(consume().text);
+    return true;
+  }
+  return fail("expected an index expression");
+}
+
+/// Accesses without brackets: a bare name that is an input is a rank-0
+/// access, not an index value.
+static void resolveScalarInputs(Expr &e,
+                                const std::vector<std::string> &inputs) {
+  if (e.kind == Expr::Kind::Index &&
+      std::find(inputs.begin(), inputs.end(), e.name) != inputs.end())
+    e.kind = Expr::Kind::Access;
+  for (Expr &o : e.operands)
+    resolveScalarInputs(o, inputs);
+}
+
+static void collectAccessed(const Expr &e, std::vector<std::string> &names) {
+  if (e.kind == Expr::Kind::Access &&
+      std::find(names.begin(), names.end(), e.name) == names.end())
+    names.push_back(e.name);
+  for (const Expr &o : e.operands)
+    collectAccessed(o, names);
+}
+
+static void collectBareNames(const Expr &e, std::vector<std::string> &names) {
+  if (e.kind == Expr::Kind::Index)
+    names.push_back(e.name);
+  for (const Expr &o : e.operands)
+    collectBareNames(o, names);
+}
+
+std::optional<OpDesc> Parser::parseDesc(ParseError &error) {
+  OpDesc desc;
+  bool hasInputs = false;
+  // `(names) ->` prefix.
+  if (isPunct("(")) {
+    size_t save = idx;
+    std::vector<std::string> names;
+    if (parseNameList(names) && isPunct("->")) {
+      consume();
+      desc.inputs = std::move(names);
+      hasInputs = true;
+    } else {
+      idx = save;
+      failed = false;
+    }
+  }
+  do {
+    OutputDesc out;
+    if (!parseOutput(out)) {
+      error = err;
+      return std::nullopt;
+    }
+    desc.outputs.push_back(std::move(out));
+  } while (consumeIf(";"));
+  if (peek().kind != Token::Eof) {
+    fail(peek().kind == Token::Error ? "unexpected character"
+                                     : "expected ';' or end of description");
+    error = err;
+    return std::nullopt;
+  }
+
+  if (!hasInputs) {
+    // Inputs are the accessed tensors and the bare names that are not index
+    // variables (rank-0 inputs), in order of first occurrence.
+    std::vector<std::string> loopVars = desc.getLoopVars(), scalars;
+    for (const OutputDesc &o : desc.outputs) {
+      std::vector<std::string> bare;
+      collectBareNames(o.body, bare);
+      for (const std::string &n : bare)
+        if (std::find(loopVars.begin(), loopVars.end(), n) == loopVars.end())
+          scalars.push_back(n);
+    }
+    for (OutputDesc &o : desc.outputs) {
+      resolveScalarInputs(o.body, scalars);
+      collectAccessed(o.body, desc.inputs);
+    }
+  } else {
+    for (OutputDesc &o : desc.outputs)
+      resolveScalarInputs(o.body, desc.inputs);
+  }
+
+  if (auto msg = desc.verify()) {
+    error.position = 0;
+    error.message = *msg;
+    return std::nullopt;
+  }
+  return desc;
+}
+
+std::optional<OpDesc> tdl::parse(const std::string &text, ParseError &error) {
+  Parser parser(text);
+  return parser.parseDesc(error);
+}

@@ -1,0 +1,164 @@
+//===- TDLTest.cpp - Tests of the TDL parser, printer and library ---------===//
+
+#include "tofu/Partition/TDL.h"
+#include "tofu/Partition/TDLLibrary.h"
+
+#include "gtest/gtest.h"
+
+using namespace tofu;
+using namespace tofu::tdl;
+
+namespace {
+
+OpDesc mustParse(const std::string &text) {
+  ParseError err;
+  auto desc = parse(text, err);
+  EXPECT_TRUE(desc.has_value()) << err.message << " at " << err.position;
+  return desc ? *desc : OpDesc();
+}
+
+std::string parseError(const std::string &text) {
+  ParseError err;
+  auto desc = parse(text, err);
+  EXPECT_FALSE(desc.has_value()) << text;
+  return err.message;
+}
+
+TEST(TDLTest, Conv1dRoundTrips) {
+  OpDesc d = mustParse(
+      "(b, co, x) = sum(ci, dx) data[b, ci, x + dx] * filters[ci, co, dx]");
+  EXPECT_EQ(d.inputs, (std::vector<std::string>{"data", "filters"}));
+  ASSERT_EQ(d.outputs.size(), 1u);
+  EXPECT_EQ(d.outputs[0].reducer, Reducer::Sum);
+  EXPECT_EQ(d.outputs[0].reductionVars,
+            (std::vector<std::string>{"ci", "dx"}));
+  std::string text = d.str();
+  EXPECT_EQ(text, "(data, filters) -> (b, co, x) = sum(ci, dx) "
+                  "data[b, ci, x + dx] * filters[ci, co, dx]");
+  EXPECT_EQ(mustParse(text), d);
+  EXPECT_EQ(d.getLoopVars(),
+            (std::vector<std::string>{"b", "co", "x", "ci", "dx"}));
+}
+
+TEST(TDLTest, OpaqueAndSlices) {
+  OpDesc d = mustParse("(m) -> (b, i, j) = opaque(m[b, :, :])");
+  EXPECT_EQ(d.str(), "(m) -> (b, i, j) = opaque(m[b, :, :])");
+  EXPECT_EQ(d.outputs[0].body.kind, Expr::Kind::Opaque);
+}
+
+TEST(TDLTest, PrecedenceAndParentheses) {
+  OpDesc d = mustParse("(i) = (a[i] + b[i]) * -c[i] - (x[i] - y[i])");
+  EXPECT_EQ(d.str(), "(a, b, c, x, y) -> (i) = (a[i] + b[i]) * -c[i] - "
+                     "(x[i] - y[i])");
+  OpDesc idx = mustParse("(i, j) = a[(i + 1) * 2, j floordiv 2 mod 3]");
+  EXPECT_EQ(idx.str(), "(a) -> (i, j) = a[(i + 1) * 2, j floordiv 2 mod 3]");
+  OpDesc neg = mustParse("(i) = sum(k) (-a[i, k])");
+  EXPECT_EQ(neg.str(), "(a) -> (i) = sum(k) (-a[i, k])");
+  EXPECT_EQ(mustParse(neg.str()), neg);
+}
+
+TEST(TDLTest, ReducerVersusElementwiseMax) {
+  OpDesc relu = mustParse("(i) = max(x[i], 0.0)");
+  EXPECT_EQ(relu.outputs[0].reducer, Reducer::None);
+  EXPECT_EQ(relu.outputs[0].body.kind, Expr::Kind::Call);
+  OpDesc pool = mustParse("(i) = max(k) x[i * 2 + k]");
+  EXPECT_EQ(pool.outputs[0].reducer, Reducer::Max);
+}
+
+TEST(TDLTest, ScalarInputsAndIndexValues) {
+  OpDesc fill = mustParse("(v) -> (i, j) = v");
+  EXPECT_EQ(fill.outputs[0].body.kind, Expr::Kind::Access);
+  OpDesc iota = mustParse("(i) = i * 2");
+  EXPECT_TRUE(iota.inputs.empty());
+  EXPECT_EQ(iota.outputs[0].body.operands[0].kind, Expr::Kind::Index);
+  OpDesc scaled = mustParse("(i) = alpha * x[i]");
+  EXPECT_EQ(scaled.inputs, (std::vector<std::string>{"alpha", "x"}));
+}
+
+TEST(TDLTest, MultipleOutputs) {
+  OpDesc d = mustParse(
+      "(x) -> mean(c) = sum(b) x[b, c]; sq(c) = sum(b) x[b, c] * x[b, c]");
+  ASSERT_EQ(d.outputs.size(), 2u);
+  EXPECT_EQ(d.outputs[1].name, "sq");
+  EXPECT_EQ(mustParse(d.str()), d);
+  EXPECT_NE(parseError("(x) -> (c) = x[c]; (c) = x[c]").find("needs a name"),
+            std::string::npos);
+}
+
+TEST(TDLTest, ElementwiseDetection) {
+  EXPECT_TRUE(mustParse("(i, j) = a[i, j] + exp(b[i, j])").isElementwise());
+  EXPECT_FALSE(mustParse("(i, j) = a[j, i]").isElementwise());
+  EXPECT_FALSE(mustParse("(i) = sum(k) a[i, k]").isElementwise());
+  EXPECT_FALSE(mustParse("(i, j) = a[i, 0]").isElementwise());
+}
+
+TEST(TDLTest, Errors) {
+  EXPECT_NE(parseError("(i, j) = a[i * j]").find("non-affine access 'i * j'"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i, j) = a[i floordiv j]").find("divisor"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[k]").find("unknown index variable 'k'"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[i] + a[i, i]").find("accessed with 2"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i, i) = a[i]").find("duplicate output index"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = sum(i) a[i]").find("reduction variable"),
+            std::string::npos);
+  EXPECT_NE(parseError("(a) -> (i) = b[i]").find("not an input"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[i / 2]").find("floordiv"), std::string::npos);
+  EXPECT_NE(parseError("(i) = a[i] @").find("unexpected character"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[i").find("expected ']'"), std::string::npos);
+}
+
+TEST(TDLLibraryTest, ParsesAndInstantiates) {
+  std::string error;
+  auto lib = Library::parse(R"(
+# Two entries.
+op mxnet.FullyConnected {
+  (data, weight) -> (b, o) = sum(i) data[b, i] * weight[o, i]
+}
+op mxnet.Pooling<stride = 2, kernel> {
+  (data) -> (b, c, x) = max(k) data[b, c, x * $stride + k]  # window
+}
+)",
+                            error);
+  ASSERT_TRUE(lib.has_value()) << error;
+  EXPECT_EQ(lib->size(), 2u);
+  const LibraryEntry *pool = lib->lookup("mxnet.Pooling");
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->line, 6u);
+  auto desc = Library::instantiate(
+      *pool, [](const std::string &) { return std::nullopt; }, error);
+  ASSERT_TRUE(desc.has_value()) << error;
+  EXPECT_EQ(desc->str(), "(data) -> (b, c, x) = max(k) data[b, c, x * 2 + k]");
+  auto three = Library::instantiate(
+      *pool,
+      [](const std::string &n) -> std::optional<int64_t> {
+        return n == "stride" ? std::optional<int64_t>(3) : std::nullopt;
+      },
+      error);
+  ASSERT_TRUE(three.has_value()) << error;
+  EXPECT_EQ(three->str(),
+            "(data) -> (b, c, x) = max(k) data[b, c, x * 3 + k]");
+}
+
+TEST(TDLLibraryTest, ReportsErrorsWithPositions) {
+  std::string error;
+  EXPECT_FALSE(Library::parse("op a.b { (i) = x[i] \n", error));
+  EXPECT_EQ(error, "1:8: unterminated description of 'a.b'");
+  EXPECT_FALSE(Library::parse("\nfoo a.b {}", error));
+  EXPECT_EQ(error, "2:1: expected 'op'");
+  EXPECT_FALSE(Library::parse("op a.b { (i) = x[i * i] }", error));
+  EXPECT_NE(error.find("invalid description of 'a.b': non-affine"),
+            std::string::npos);
+  EXPECT_FALSE(Library::parse("op a.b { (i) = x[i] } op a.b { (i) = x[i] }",
+                              error));
+  EXPECT_NE(error.find("duplicate"), std::string::npos);
+  EXPECT_FALSE(Library::parse("op a.b { (i) = x[i + $s] }", error));
+  EXPECT_NE(error.find("'$s' is not a parameter"), std::string::npos);
+}
+
+} // namespace
