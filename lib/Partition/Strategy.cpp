@@ -346,6 +346,7 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
     for (const Access &a : accesses) {
       if (a.input != input)
         continue;
+      req.read = true;
       Box box;
       std::vector<SymbolicInterval> symbolic;
       for (unsigned d = 0; d < rank; ++d) {
@@ -395,6 +396,8 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
     req.fetch.push_back(getGatherCost(shape, Tiling::cut(d), req.regions, k));
   req.fetch.push_back(getGatherCost(shape, Tiling::replicate(), req.regions, k));
   req.fetch.push_back(getGatherCost(shape, Tiling::partial(), req.regions, k));
+  if (!req.read)
+    std::fill(req.fetch.begin(), req.fetch.end(), 0);
   return req;
 }
 
@@ -415,8 +418,15 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
   for (const OutputDesc &out : desc.outputs)
     collectAccesses(out.body, desc, accesses);
 
+  std::vector<std::string> nested = desc.getNestedReductionVars();
   for (unsigned v = 0; v < space->vars.size(); ++v) {
     const std::string &name = space->vars[v];
+    if (std::find(nested.begin(), nested.end(), name) != nested.end()) {
+      set.rejected.push_back(
+          {v, "reduced inside an expression: the rest of the expression "
+              "would have to follow the reduction"});
+      continue;
+    }
     if (space->opaque[v]) {
       set.rejected.push_back(
           {v, "produced whole by an opaque function"});

@@ -70,7 +70,8 @@ bool IndexExpr::operator==(const IndexExpr &o) const {
 
 bool Expr::operator==(const Expr &o) const {
   return kind == o.kind && name == o.name && indices == o.indices &&
-         operands == o.operands;
+         operands == o.operands && reducer == o.reducer &&
+         reductionVars == o.reductionVars;
 }
 
 bool OutputDesc::operator==(const OutputDesc &o) const {
@@ -150,7 +151,16 @@ std::string tdl::printIndexExpr(const IndexExpr &e) {
   return printIndex(e, 0);
 }
 
+static std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i ? ", " : "") + names[i];
+  return s;
+}
+
 static int precedence(const Expr &e) {
+  if (e.kind == Expr::Kind::Reduce)
+    return 0;
   if (e.kind == Expr::Kind::Binary)
     return (e.name == "+" || e.name == "-") ? 1 : 2;
   if (e.kind == Expr::Kind::Neg)
@@ -194,18 +204,17 @@ static std::string printValue(const Expr &e, int minPrec) {
   case Expr::Kind::Opaque:
     s = "opaque(" + join(e.operands) + ")";
     break;
+  case Expr::Kind::Reduce:
+    s = std::string(stringifyReducer(e.reducer)) + "(" +
+        joinNames(e.reductionVars) + ") " +
+        printValue(e.operands[0],
+                   e.operands[0].kind == Expr::Kind::Neg ? 4 : 0);
+    break;
   }
   return prec < minPrec ? "(" + s + ")" : s;
 }
 
 std::string tdl::printExpr(const Expr &e) { return printValue(e, 0); }
-
-static std::string joinNames(const std::vector<std::string> &names) {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i)
-    s += (i ? ", " : "") + names[i];
-  return s;
-}
 
 std::string OpDesc::str() const {
   std::string s = "(" + joinNames(inputs) + ") -> ";
@@ -218,10 +227,9 @@ std::string OpDesc::str() const {
       s += std::string(stringifyReducer(o.reducer)) + "(" +
            joinNames(o.reductionVars) + ") ";
     // A reduction body that starts with '-' would read as a binary minus.
-    s += printValue(o.body, o.reducer != Reducer::None &&
-                                    o.body.kind == Expr::Kind::Neg
-                                ? 4
-                                : 0);
+    bool wrap = o.body.kind == Expr::Kind::Reduce ||
+                (o.reducer != Reducer::None && o.body.kind == Expr::Kind::Neg);
+    s += printValue(o.body, wrap ? 4 : 0);
   }
   return s;
 }
@@ -231,6 +239,23 @@ void OpDesc::dump() const { std::cerr << str() << "\n"; }
 //===----------------------------------------------------------------------===//
 // Queries
 //===----------------------------------------------------------------------===//
+
+static void collectNestedReductionVars(const Expr &e,
+                                       std::vector<std::string> &vars) {
+  if (e.kind == Expr::Kind::Reduce)
+    for (const std::string &v : e.reductionVars)
+      if (std::find(vars.begin(), vars.end(), v) == vars.end())
+        vars.push_back(v);
+  for (const Expr &o : e.operands)
+    collectNestedReductionVars(o, vars);
+}
+
+std::vector<std::string> OpDesc::getNestedReductionVars() const {
+  std::vector<std::string> vars;
+  for (const OutputDesc &o : outputs)
+    collectNestedReductionVars(o.body, vars);
+  return vars;
+}
 
 std::vector<std::string> OpDesc::getLoopVars() const {
   std::vector<std::string> vars;
@@ -242,6 +267,10 @@ std::vector<std::string> OpDesc::getLoopVars() const {
     for (const std::string &v : o.vars)
       add(v);
     for (const std::string &v : o.reductionVars)
+      add(v);
+    std::vector<std::string> nested;
+    collectNestedReductionVars(o.body, nested);
+    for (const std::string &v : nested)
       add(v);
   }
   return vars;
@@ -256,7 +285,7 @@ static void forEachAccess(const Expr &e,
 }
 
 bool OpDesc::isElementwise() const {
-  if (outputs.empty())
+  if (outputs.empty() || !getNestedReductionVars().empty())
     return false;
   const std::vector<std::string> &vars = outputs.front().vars;
   for (const OutputDesc &o : outputs) {
@@ -338,6 +367,14 @@ verifyBody(const Expr &e, const std::set<std::string> &bound,
   }
   if (e.kind == Expr::Kind::Index && !bound.count(e.name))
     return "unknown name '" + e.name + "'";
+  if (e.kind == Expr::Kind::Reduce) {
+    std::set<std::string> inner = bound;
+    for (const std::string &v : e.reductionVars)
+      if (!inner.insert(v).second)
+        return "reduction variable '" + v +
+               "' is also an output index variable or repeated";
+    return verifyBody(e.operands[0], inner, inputs, ranks);
+  }
   for (const Expr &o : e.operands)
     if (auto err = verifyBody(o, bound, inputs, ranks))
       return err;

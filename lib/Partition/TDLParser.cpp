@@ -14,9 +14,11 @@
 //   iterm   ::= iunary (('*' | 'floordiv' | 'ceildiv' | 'mod') iunary)*
 //   iunary  ::= '-' iunary | integer | name | '(' iexpr ')'
 //
-// A reducer (sum, max, min, prod) directly after '=' and followed by a
-// parenthesised list of names and then the start of a primary introduces a
-// reduction; otherwise `max(a, b)` is the element-wise function.
+// A reducer (sum, max, min, prod) followed by a parenthesised list of names
+// and then the start of a primary introduces a reduction, which extends as
+// far right as possible; otherwise `max(a, b)` is the element-wise function.
+// A reduction over a whole output body is the output's reduction; one nested
+// in an expression (`bias[co] + sum(ci) ...`) is a Reduce node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,6 +165,7 @@ private:
   bool parseTerm(Expr &e);
   bool parseUnary(Expr &e);
   bool parsePrimary(Expr &e);
+  bool parseReduction(Expr &e);
   bool parseIndex(IndexExpr &e);
   bool parseIExpr(IndexExpr &e);
   bool parseITerm(IndexExpr &e);
@@ -210,39 +213,55 @@ bool Parser::parseOutput(OutputDesc &out) {
     out.name = consume().text;
   if (!parseNameList(out.vars) || !expect("="))
     return false;
-  // A reducer: `sum(a, b) <primary>`.
-  if (peek().kind == Token::Ident && symbolizeReducer(peek().text) &&
-      isPunct("(", 1)) {
-    size_t save = idx;
-    Reducer r = *symbolizeReducer(consume().text);
-    consume();
-    std::vector<std::string> vars;
-    bool names = true;
-    for (;;) {
-      if (peek().kind != Token::Ident || isPunct("[", 1) || isPunct("(", 1)) {
-        names = false;
-        break;
-      }
-      vars.push_back(consume().text);
-      if (consumeIf(")"))
-        break;
-      if (!consumeIf(",")) {
-        names = false;
-        break;
-      }
-    }
-    const Token &t = peek();
-    bool startsPrimary = t.kind == Token::Ident || t.kind == Token::Integer ||
-                         t.kind == Token::Float ||
-                         (t.kind == Token::Punct && t.text == "(");
-    if (names && startsPrimary) {
-      out.reducer = r;
-      out.reductionVars = std::move(vars);
-    } else {
+  if (!parseExpr(out.body))
+    return false;
+  // A reduction over the whole body is the output's reduction.
+  if (out.body.kind == Expr::Kind::Reduce) {
+    out.reducer = out.body.reducer;
+    out.reductionVars = std::move(out.body.reductionVars);
+    Expr inner = std::move(out.body.operands[0]);
+    out.body = std::move(inner);
+  }
+  return true;
+}
+
+bool Parser::parseReduction(Expr &e) {
+  // `sum(a, b) <expr>`, when the names are followed by the start of a
+  // primary; otherwise this is a call such as `max(x[i], 0.0)`.
+  if (!(peek().kind == Token::Ident && symbolizeReducer(peek().text) &&
+        isPunct("(", 1)))
+    return false;
+  size_t save = idx;
+  Reducer r = *symbolizeReducer(consume().text);
+  consume();
+  std::vector<std::string> vars;
+  for (;;) {
+    if (peek().kind != Token::Ident || isPunct("[", 1) || isPunct("(", 1)) {
       idx = save;
+      return false;
+    }
+    vars.push_back(consume().text);
+    if (consumeIf(")"))
+      break;
+    if (!consumeIf(",")) {
+      idx = save;
+      return false;
     }
   }
-  return parseExpr(out.body);
+  const Token &t = peek();
+  bool startsPrimary = t.kind == Token::Ident || t.kind == Token::Integer ||
+                       t.kind == Token::Float ||
+                       (t.kind == Token::Punct && t.text == "(");
+  if (!startsPrimary) {
+    idx = save;
+    return false;
+  }
+  e.kind = Expr::Kind::Reduce;
+  e.reducer = r;
+  e.reductionVars = std::move(vars);
+  e.operands.emplace_back();
+  // A nested reduction extends as far to the right as possible.
+  return parseExpr(e.operands.back()) || true;
 }
 
 bool Parser::parseExpr(Expr &e) {
@@ -303,6 +322,8 @@ bool Parser::parsePrimary(Expr &e) {
   }
   if (t.kind != Token::Ident)
     return fail("expected an expression");
+  if (parseReduction(e))
+    return !failed;
   e.name = consume().text;
   if (consumeIf("[")) {
     e.kind = Expr::Kind::Access;
@@ -428,7 +449,7 @@ static void collectAccessed(const Expr &e, std::vector<std::string> &names) {
 }
 
 static void collectBareNames(const Expr &e, std::vector<std::string> &names) {
-  if (e.kind == Expr::Kind::Index)
+  if (e.kind == Expr::Kind::Index && !e.name.empty())
     names.push_back(e.name);
   for (const Expr &o : e.operands)
     collectBareNames(o, names);

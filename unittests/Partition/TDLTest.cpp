@@ -75,6 +75,18 @@ TEST(TDLTest, ScalarInputsAndIndexValues) {
   EXPECT_EQ(scaled.inputs, (std::vector<std::string>{"alpha", "x"}));
 }
 
+TEST(TDLTest, NestedReduction) {
+  OpDesc d = mustParse("(i) = bias[i] + sum(k) a[i, k] * w[k]");
+  EXPECT_EQ(d.outputs[0].reducer, Reducer::None);
+  EXPECT_EQ(d.outputs[0].body.operands[1].kind, Expr::Kind::Reduce);
+  EXPECT_EQ(d.str(), "(bias, a, w) -> (i) = bias[i] + (sum(k) a[i, k] * w[k])");
+  EXPECT_EQ(mustParse(d.str()), d);
+  EXPECT_EQ(d.getNestedReductionVars(), (std::vector<std::string>{"k"}));
+  EXPECT_FALSE(d.isElementwise());
+  OpDesc whole = mustParse("(i) = (sum(k) a[i, k]) * 2");
+  EXPECT_EQ(whole.str(), "(a) -> (i) = (sum(k) a[i, k]) * 2");
+}
+
 TEST(TDLTest, MultipleOutputs) {
   OpDesc d = mustParse(
       "(x) -> mean(c) = sum(b) x[b, c]; sq(c) = sum(b) x[b, c] * x[b, c]");

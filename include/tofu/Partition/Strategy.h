@@ -58,6 +58,9 @@ std::optional<LoopSpace> inferLoopSpace(const tdl::OpDesc &desc,
 struct InputRequirement {
   /// Symbolic region per worker and dimension, over the variable extents.
   std::vector<std::vector<SymbolicInterval>> symbolic;
+  /// False when the description never accesses this input (for example the
+  /// init operand of a reduction); then nothing is fetched.
+  bool read = false;
   /// Concrete region per worker, clamped to the tensor.
   std::vector<Box> regions;
   /// The one dimension along which the workers' regions differ, if exactly

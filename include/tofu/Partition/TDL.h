@@ -29,6 +29,10 @@
 namespace tofu {
 namespace tdl {
 
+/// Reducers of section 4.1.
+enum class Reducer { None, Sum, Max, Min, Prod };
+const char *stringifyReducer(Reducer r);
+
 /// An index expression inside an access `t[...]`.
 struct IndexExpr {
   enum class Kind { Var, Const, Add, Sub, Mul, FloorDiv, CeilDiv, Mod, Slice };
@@ -54,10 +58,6 @@ struct IndexExpr {
   bool operator==(const IndexExpr &o) const;
 };
 
-/// Reducers of section 4.1.
-enum class Reducer { None, Sum, Max, Min, Prod };
-const char *stringifyReducer(Reducer r);
-
 /// A value expression: the body of a lambda.
 struct Expr {
   enum class Kind {
@@ -68,11 +68,15 @@ struct Expr {
     Neg,     ///< -operand
     Call,    ///< fn(args): an element-wise scalar function
     Opaque,  ///< opaque(args): a function that TDL does not look into
+    Reduce,  ///< a reduction nested in an expression: `b[i] + sum(k) e`
   };
   Kind kind = Kind::Number;
   /// Tensor name (Access), literal text (Number), variable (Index), function
   /// name (Call, Opaque: may be empty), operator character (Binary).
   std::string name;
+  /// The reducer and reduction variables of a nested reduction (Reduce).
+  Reducer reducer = Reducer::None;
+  std::vector<std::string> reductionVars;
   /// Access indices.
   std::vector<IndexExpr> indices;
   /// Operands (Binary, Neg, Call, Opaque).
@@ -108,8 +112,14 @@ struct OpDesc {
   /// std::nullopt when the description is valid.
   std::optional<std::string> verify() const;
 
+  /// Reduction variables of reductions nested inside an expression. Cutting
+  /// one is not a partition-n-reduce strategy: the rest of the expression
+  /// would have to be applied after the reduction.
+  std::vector<std::string> getNestedReductionVars() const;
+
   /// Every index variable of the operator (the union over its outputs of
-  /// output and reduction variables), in order of first occurrence.
+  /// output and reduction variables, nested reductions included), in order
+  /// of first occurrence.
   std::vector<std::string> getLoopVars() const;
 
   /// True if every output has no reduction and every access of every input

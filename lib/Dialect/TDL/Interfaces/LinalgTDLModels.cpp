@@ -1,0 +1,325 @@
+//===- LinalgTDLModels.cpp - TDL descriptions of linalg ops ---------------===//
+//
+// Derives the TDL description of any linalg structured operation (named ops
+// and linalg.generic) from its indexing maps, iterator types and body:
+//
+//   * loop dimension i becomes the index variable `d<i>`;
+//   * operand n is the input `in<n>` (or `init<n>` for a DPS init), accessed
+//     through its indexing map;
+//   * each result is an output whose variables are the dimensions of its
+//     (projected permutation) map;
+//   * a reduction's combiner `out = f(out, x)` becomes the reducer of f
+//     (addf/addi: sum, mulf/muli: prod, max*: max, min*: min) over x;
+//   * the body becomes an expression over the accesses; a body that is too
+//     large to print is summarised as one element-wise function of the
+//     values it reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace tofu::tdl;
+
+namespace {
+
+/// Prints an affine expression over loop dimensions as a TDL index.
+static FailureOr<std::string> printAffine(AffineExpr e, std::string &reason) {
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return "d" + std::to_string(d.getPosition());
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return c.getValue() < 0 ? "(" + std::to_string(c.getValue()) + ")"
+                            : std::to_string(c.getValue());
+  if (isa<AffineSymbolExpr>(e)) {
+    reason = "an indexing map uses a symbol";
+    return failure();
+  }
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  auto lhs = printAffine(bin.getLHS(), reason);
+  auto rhs = printAffine(bin.getRHS(), reason);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  const char *op = "";
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    op = " + ";
+    break;
+  case AffineExprKind::Mul:
+    op = " * ";
+    break;
+  case AffineExprKind::FloorDiv:
+    op = " floordiv ";
+    break;
+  case AffineExprKind::CeilDiv:
+    op = " ceildiv ";
+    break;
+  case AffineExprKind::Mod:
+    op = " mod ";
+    break;
+  default:
+    reason = "unsupported affine expression";
+    return failure();
+  }
+  return "(" + *lhs + op + *rhs + ")";
+}
+
+static FailureOr<std::string> printAccess(const std::string &name,
+                                          AffineMap map,
+                                          std::string &reason) {
+  std::string s = name;
+  if (map.getNumResults() == 0)
+    return s;
+  s += "[";
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    auto idx = printAffine(e, reason);
+    if (failed(idx))
+      return failure();
+    s += (i ? ", " : "") + *idx;
+  }
+  return s + "]";
+}
+
+/// Builds TDL expressions from the scalar body of a linalg op.
+class BodyPrinter {
+public:
+  BodyPrinter(linalg::LinalgOp op, std::vector<std::string> operandNames)
+      : op(op), names(std::move(operandNames)) {}
+
+  /// The expression for `v`, or failure with `reason`.
+  FailureOr<std::string> print(Value v, std::string &reason) {
+    if (++nodes > kMaxNodes) {
+      tooLarge = true;
+      return std::string("0");
+    }
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != op.getBlock())
+        return std::string("captured()");
+      OpOperand *operand = op.getMatchingOpOperand(arg);
+      unsigned n = operand->getOperandNumber();
+      if (!leaves.count(n)) {
+        auto access = printAccess(names[n], op.getMatchingIndexingMap(operand),
+                                  reason);
+        if (failed(access))
+          return failure();
+        leaves[n] = *access;
+      }
+      return leaves[n];
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::string("captured()");
+    if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+      if (auto f = dyn_cast<FloatAttr>(cst.getValue())) {
+        double d = f.getValueAsDouble();
+        if (std::isinf(d) || std::isnan(d))
+          return std::string("captured()");
+        return d < 0 ? "(-" + formatNumber(-d) + ")" : formatNumber(d);
+      }
+      if (auto i = dyn_cast<IntegerAttr>(cst.getValue())) {
+        int64_t val = i.getType().isInteger(1)
+                          ? (int64_t)i.getValue().getZExtValue()
+                          : i.getValue().getSExtValue();
+        return val < 0 ? "(" + std::to_string(val) + ")"
+                       : std::to_string(val);
+      }
+      return std::string("captured()");
+    }
+    // Other values defined outside the body are opaque scalars.
+    if (!op->isProperAncestor(def))
+      return std::string("captured()");
+    if (auto index = dyn_cast<linalg::IndexOp>(def))
+      return "d" + std::to_string(index.getDim());
+    if (isa<tensor::ExtractOp>(def)) {
+      reason = "the body reads a tensor with data-dependent indices "
+               "(tensor.extract)";
+      return failure();
+    }
+    if (def->getNumRegions() != 0) {
+      reason = "the body contains a region-holding op '" +
+               def->getName().getStringRef().str() + "'";
+      return failure();
+    }
+    std::vector<std::string> args;
+    for (Value operand : def->getOperands()) {
+      auto a = print(operand, reason);
+      if (failed(a))
+        return failure();
+      args.push_back(*a);
+    }
+    return printScalarOp(def->getName().stripDialect(), args);
+  }
+
+  bool isTooLarge() const { return tooLarge; }
+
+  /// An element-wise function of every value the body reads.
+  std::string summary() const {
+    std::string s = "body(";
+    bool first = true;
+    for (auto &[n, access] : leaves) {
+      s += (first ? "" : ", ") + access;
+      first = false;
+    }
+    return s + ")";
+  }
+
+private:
+  static std::string formatNumber(double d) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << llvm::format("%g", d);
+    os.flush();
+    if (s.find_first_of(".e") == std::string::npos)
+      s += ".0";
+    return s;
+  }
+
+  static constexpr unsigned kMaxNodes = 256;
+  linalg::LinalgOp op;
+  std::vector<std::string> names;
+  std::map<unsigned, std::string> leaves;
+  unsigned nodes = 0;
+  bool tooLarge = false;
+};
+
+/// The reducer of a combiner op name, if it is one.
+static std::optional<std::string> getReducer(StringRef name) {
+  if (name == "addf" || name == "addi")
+    return "sum";
+  if (name == "mulf" || name == "muli")
+    return "prod";
+  if (name == "maximumf" || name == "maxnumf" || name == "maxsi" ||
+      name == "maxui")
+    return "max";
+  if (name == "minimumf" || name == "minnumf" || name == "minsi" ||
+      name == "minui")
+    return "min";
+  return std::nullopt;
+}
+
+FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
+  if (!op.hasPureTensorSemantics()) {
+    reason = "the operation works on buffers, not tensors";
+    return failure();
+  }
+  if (op.hasDynamicShape()) {
+    reason = "the operation has dynamic shapes";
+    return failure();
+  }
+  std::vector<std::string> names;
+  for (OpOperand &operand : op->getOpOperands()) {
+    bool init = op.isDpsInit(&operand);
+    unsigned n = init ? operand.getOperandNumber() - op.getNumDpsInputs()
+                      : operand.getOperandNumber();
+    names.push_back((init ? "init" : "in") + std::to_string(n));
+  }
+  auto iterators = op.getIteratorTypesArray();
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  std::string text = "(";
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i ? ", " : "") + names[i];
+  text += ") -> ";
+
+  unsigned numResults = op->getNumResults();
+  for (unsigned r = 0; r < numResults; ++r) {
+    OpOperand *init = op.getDpsInitOperand(r);
+    AffineMap map = op.getMatchingIndexingMap(init);
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false)) {
+      reason = "the indexing map of result " + std::to_string(r) +
+               " is not a projected permutation";
+      return failure();
+    }
+    if (r)
+      text += "; ";
+    if (numResults > 1)
+      text += "out" + std::to_string(r);
+    text += "(";
+    for (auto [i, e] : llvm::enumerate(map.getResults()))
+      text += (i ? ", " : "") + std::string("d") +
+              std::to_string(cast<AffineDimExpr>(e).getPosition());
+    text += ") = ";
+
+    // Reduction dimensions: those not in the output map.
+    std::vector<unsigned> reductionDims;
+    for (unsigned d = 0; d < iterators.size(); ++d)
+      if (iterators[d] == utils::IteratorType::reduction)
+        reductionDims.push_back(d);
+
+    BodyPrinter printer(op, names);
+    Value yielded = yield.getOperand(r);
+    BlockArgument outArg = op.getMatchingBlockArgument(init);
+    std::string expr;
+    if (!reductionDims.empty()) {
+      Operation *combiner = yielded.getDefiningOp();
+      std::optional<std::string> reducer;
+      Value x;
+      if (combiner && combiner->getNumOperands() == 2 &&
+          combiner->getBlock() == body) {
+        reducer = getReducer(combiner->getName().stripDialect());
+        if (combiner->getOperand(0) == outArg)
+          x = combiner->getOperand(1);
+        else if (combiner->getOperand(1) == outArg)
+          x = combiner->getOperand(0);
+      }
+      if (!reducer || !x) {
+        reason = "result " + std::to_string(r) +
+                 " has reduction loops but its combiner is not an "
+                 "add, mul, max or min of the accumulator";
+        return failure();
+      }
+      auto body = printer.print(x, reason);
+      if (failed(body))
+        return failure();
+      expr = *reducer + "(";
+      for (size_t i = 0; i < reductionDims.size(); ++i)
+        expr += (i ? ", " : "") + std::string("d") +
+                std::to_string(reductionDims[i]);
+      expr += ") " + (printer.isTooLarge() ? printer.summary()
+                                           : "(" + *body + ")");
+    } else {
+      auto body = printer.print(yielded, reason);
+      if (failed(body))
+        return failure();
+      expr = printer.isTooLarge() ? printer.summary() : *body;
+    }
+    text += expr;
+  }
+  return parseGeneratedDescription(text, reason);
+}
+
+template <typename OpTy>
+struct LinalgTDLModel
+    : public TDLOpInterface::ExternalModel<LinalgTDLModel<OpTy>, OpTy> {
+  FailureOr<OpDesc> getTDLDescription(Operation *op,
+                                      std::string &reason) const {
+    return describeLinalgOp(cast<linalg::LinalgOp>(op), reason);
+  }
+};
+
+template <typename... OpTys>
+static void attachLinalgModels(MLIRContext *ctx) {
+  (OpTys::template attachInterface<LinalgTDLModel<OpTys>>(*ctx), ...);
+}
+
+} // namespace
+
+void tofu::tdl::registerLinalgTDLExternalModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
+    attachLinalgModels<linalg::GenericOp,
+#define GET_OP_LIST
+#include "mlir/Dialect/Linalg/IR/LinalgStructuredOps.cpp.inc"
+                       >(ctx);
+  });
+}

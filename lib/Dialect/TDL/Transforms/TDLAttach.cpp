@@ -1,0 +1,200 @@
+//===- TDLAttach.cpp - Attach TDL descriptions to tensor operations -------===//
+//
+// The tdl-attach pass: gives every tensor operation a `tdl.desc` attribute
+// from an existing attribute, a `.tdl` library or its TDLOpInterface, and
+// checks it against the operation's shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Dialect/TDL/Transforms/Passes.h"
+
+#include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
+#include "tofu/Dialect/TDL/Transforms/OpDescription.h"
+#include "tofu/Partition/TDLLibrary.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#define DEBUG_TYPE "tdl-attach"
+
+namespace tofu {
+namespace tdl {
+#define GEN_PASS_DEF_TDLATTACH
+#include "tofu/Dialect/TDL/Transforms/Passes.h.inc"
+} // namespace tdl
+} // namespace tofu
+
+using namespace mlir;
+using namespace tofu;
+using namespace tofu::tdl;
+
+namespace {
+
+/// An opaque description over all operands: no dimension can be cut.
+static OpDesc makeOpaqueDescription(Operation *op) {
+  std::string text = "(";
+  std::string args;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    text += (i ? ", " : "") + ("in" + std::to_string(i));
+    std::string access = "in" + std::to_string(i);
+    if (auto t = dyn_cast<ShapedType>(op->getOperand(i).getType());
+        t && t.getRank() > 0) {
+      access += "[";
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        access += d ? ", :" : ":";
+      access += "]";
+    }
+    args += (i ? ", " : "") + access;
+  }
+  text += ") -> ";
+  unsigned numResults = op->getNumResults();
+  for (unsigned r = 0; r < numResults; ++r) {
+    if (r)
+      text += "; ";
+    if (numResults > 1)
+      text += "out" + std::to_string(r);
+    text += "(";
+    auto t = dyn_cast<ShapedType>(op->getResult(r).getType());
+    for (int64_t d = 0; t && d < t.getRank(); ++d)
+      text += (d ? ", o" : "o") + std::to_string(d);
+    text += ") = opaque(" + args + ")";
+  }
+  ParseError error;
+  std::optional<OpDesc> desc = parse(text, error);
+  assert(desc && "opaque descriptions are well formed");
+  return *desc;
+}
+
+struct TDLAttachPass
+    : public tofu::tdl::impl::TDLAttachBase<TDLAttachPass> {
+  using TDLAttachBase::TDLAttachBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult loadLibraries(ModuleOp module);
+  /// The description of `op` and where it came from, or failure with a
+  /// reason.
+  FailureOr<OpDesc> describe(Operation *op, std::string &reason,
+                             StringRef &source);
+
+  Library library;
+};
+
+LogicalResult TDLAttachPass::loadLibraries(ModuleOp module) {
+  library = Library();
+  std::string error;
+  if (useBundledLibrary) {
+    std::optional<Library> bundled =
+        Library::parse(getBundledLibraryText(), error);
+    if (!bundled)
+      return module.emitError("malformed bundled TDL library: ") << error;
+    library.merge(*bundled);
+  }
+  for (const std::string &path : libraries) {
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer)
+      return module.emitError("cannot read TDL library '")
+             << path << "': " << buffer.getError().message();
+    std::optional<Library> lib =
+        Library::parse((*buffer)->getBuffer().str(), error);
+    if (!lib)
+      return module.emitError("malformed TDL library '")
+             << path << "': " << error;
+    library.merge(*lib);
+  }
+  return success();
+}
+
+FailureOr<OpDesc> TDLAttachPass::describe(Operation *op, std::string &reason,
+                                          StringRef &source) {
+  Attribute existing = op->getAttr(TDLDialect::getDescAttrName());
+  if (auto desc = dyn_cast_or_null<DescAttr>(existing)) {
+    source = "attribute";
+    return desc.getDesc();
+  }
+  if (auto text = dyn_cast_or_null<StringAttr>(existing)) {
+    source = "attribute";
+    ParseError error;
+    std::optional<OpDesc> desc = parse(text.str(), error);
+    if (!desc) {
+      reason = "invalid TDL description: " + error.message;
+      return failure();
+    }
+    return *desc;
+  }
+  if (existing) {
+    reason = "'tdl.desc' must be a #tdl.desc attribute or a string";
+    return failure();
+  }
+  if (const LibraryEntry *entry =
+          library.lookup(op->getName().getStringRef().str())) {
+    source = "library";
+    auto lookup = [&](const std::string &name) -> std::optional<int64_t> {
+      if (auto attr = op->getAttrOfType<IntegerAttr>(name))
+        return attr.getValue().getSExtValue();
+      return std::nullopt;
+    };
+    std::optional<OpDesc> desc = Library::instantiate(*entry, lookup, reason);
+    if (!desc)
+      return failure();
+    return *desc;
+  }
+  if (auto iface = dyn_cast<TDLOpInterface>(op)) {
+    source = "interface";
+    return iface.getTDLDescription(reason);
+  }
+  source = "";
+  reason = "no TDL description is known for this operation";
+  return failure();
+}
+
+void TDLAttachPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (failed(loadLibraries(module)))
+    return signalPassFailure();
+
+  bool hadError = false;
+  module.walk([&](Operation *op) {
+    if (!needsDescription(op))
+      return;
+    std::string reason;
+    StringRef source;
+    FailureOr<OpDesc> desc = describe(op, reason, source);
+    std::string shapeReason;
+    FailureOr<OpShapes> shapes = getOpShapes(op, shapeReason);
+    if (succeeded(desc) && failed(shapes)) {
+      desc = failure();
+      reason = shapeReason;
+    }
+    // A description the user or a library gave must fit the shapes.
+    if (succeeded(desc)) {
+      std::string error;
+      if (!inferLoopSpace(*desc, *shapes, error)) {
+        op->emitOpError("TDL description does not fit the operation: ")
+            << error;
+        hadError = true;
+        return;
+      }
+    }
+    if (failed(desc)) {
+      if (source == "attribute" || source == "library" || !allowOpaque) {
+        op->emitOpError("cannot be described in TDL: ") << reason;
+        hadError = true;
+        return;
+      }
+      op->emitRemark("described as opaque, so it will not be partitioned: ")
+          << reason;
+      desc = makeOpaqueDescription(op);
+    }
+    LLVM_DEBUG(llvm::dbgs() << op->getName() << " (" << source
+                            << "): " << desc->str() << "\n");
+    op->setAttr(TDLDialect::getDescAttrName(),
+                DescAttr::get(op->getContext(), *desc));
+  });
+  if (hadError)
+    signalPassFailure();
+}
+
+} // namespace

@@ -1,0 +1,53 @@
+// RUN: tofu-opt %s -split-input-file -verify-diagnostics
+
+// Tests that a non-affine access is rejected with the offending expression.
+
+// expected-error@+1 {{invalid TDL description: non-affine access 'i * j' in 'a[i * j]': the product of two index expressions is not affine}}
+func.func @non_affine() attributes {d = #tdl.desc<(i, j) = a[i * j]>} {
+  return
+}
+
+// -----
+
+// Tests that a division of two index variables is rejected.
+
+// expected-error@+1 {{non-affine access 'i floordiv j' in 'a[i floordiv j]': the divisor must be a constant}}
+func.func @divisor() attributes {d = #tdl.desc<(i, j) = a[i floordiv j]>} {
+  return
+}
+
+// -----
+
+// Tests that syntax errors name what was expected.
+
+// expected-error@+1 {{invalid TDL description: expected an expression, found end of input}}
+func.func @syntax() attributes {d = #tdl.desc<(i) = a[i] +>} {
+  return
+}
+
+// -----
+
+// Tests that an index variable must be bound.
+
+// expected-error@+1 {{unknown index variable 'k' in 'a[k]'}}
+func.func @unbound() attributes {d = #tdl.desc<(i) = a[k]>} {
+  return
+}
+
+// -----
+
+// Tests that an input accessed with two ranks is rejected.
+
+// expected-error@+1 {{input 'a' is accessed with 2 indices in 'a[i, i]' but with 1 elsewhere}}
+func.func @ranks() attributes {d = #tdl.desc<(i) = a[i] + a[i, i]>} {
+  return
+}
+
+// -----
+
+// Tests that unknown tdl attributes are rejected.
+
+// expected-error@+1 {{unknown tdl attribute}}
+func.func @unknown() attributes {d = #tdl.what<x>} {
+  return
+}

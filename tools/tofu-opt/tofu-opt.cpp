@@ -1,0 +1,56 @@
+//===- tofu-opt.cpp - The Tofu-MLIR optimizer driver ----------------------===//
+//
+// Registers the Tofu dialects and passes with the upstream dialects and
+// passes that users combine with them, then runs MlirOptMain.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Dialect/TDL/IR/TDL.h"
+#include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
+#include "tofu/Dialect/TDL/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/ShardingInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace tofu {
+namespace test {
+void registerTestTDLStrategiesPass();
+void registerTestShardingCrossCheckPass();
+} // namespace test
+} // namespace tofu
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  // Upstream dialects, interfaces and passes that pipelines combine with
+  // ours (linalg, tensor, arith, math, func, scf, tosa, shard,
+  // bufferization and the conversions).
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllPasses();
+  registry.insert<tofu::tdl::TDLDialect>();
+  tofu::tdl::registerTDLExternalModels(registry);
+  tofu::tdl::registerTDLPasses();
+  tofu::test::registerTestTDLStrategiesPass();
+  tofu::test::registerTestShardingCrossCheckPass();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Tofu-MLIR optimizer driver\n", registry));
+}
