@@ -154,6 +154,9 @@ std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
     return false;
   };
 
+  for (const auto &[var, extent] : desc.declaredExtents)
+    if (space.lookup(var) >= 0)
+      define(var, extent, "its declaration");
   for (size_t o = 0; o < desc.outputs.size(); ++o) {
     const OutputDesc &out = desc.outputs[o];
     const Shape &shape = shapes.outputs[o];
@@ -401,6 +404,38 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
   return req;
 }
 
+/// Collects the terms of a chain of additions.
+static void collectTerms(const Expr &e, std::vector<const Expr *> &terms) {
+  if (e.kind == Expr::Kind::Binary && e.name == "+") {
+    collectTerms(e.operands[0], terms);
+    collectTerms(e.operands[1], terms);
+    return;
+  }
+  terms.push_back(&e);
+}
+
+/// The reduction variables of sums that are terms of a top-level addition,
+/// as in `bias[o] + sum(i) x[b, i] * w[o, i]`. Cutting one gives partial sums
+/// to which a single worker adds the other terms, so it is still a
+/// partition-n-reduce strategy.
+static std::vector<std::string> getEpilogueSumVars(const OutputDesc &out) {
+  if (out.reducer != Reducer::None)
+    return {};
+  std::vector<const Expr *> terms;
+  collectTerms(out.body, terms);
+  std::vector<std::string> vars;
+  if (terms.size() < 2)
+    return vars;
+  for (const Expr *t : terms)
+    if (t->kind == Expr::Kind::Reduce && t->reducer == Reducer::Sum)
+      vars.insert(vars.end(), t->reductionVars.begin(), t->reductionVars.end());
+  return vars;
+}
+
+static bool contains(const std::vector<std::string> &v, const std::string &x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
 std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
                                                     const OpShapes &shapes,
                                                     unsigned k,
@@ -418,10 +453,17 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
   for (const OutputDesc &out : desc.outputs)
     collectAccesses(out.body, desc, accesses);
 
-  std::vector<std::string> nested = desc.getNestedReductionVars();
   for (unsigned v = 0; v < space->vars.size(); ++v) {
     const std::string &name = space->vars[v];
-    if (std::find(nested.begin(), nested.end(), name) != nested.end()) {
+    bool nestedOnly = false;
+    for (const OutputDesc &out : desc.outputs) {
+      OpDesc single;
+      single.outputs.push_back(out);
+      if (contains(single.getNestedReductionVars(), name) &&
+          !contains(getEpilogueSumVars(out), name))
+        nestedOnly = true;
+    }
+    if (nestedOnly) {
       set.rejected.push_back(
           {v, "reduced inside an expression: the rest of the expression "
               "would have to follow the reduction"});
@@ -452,8 +494,8 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
       auto it = std::find(out.vars.begin(), out.vars.end(), name);
       if (it != out.vars.end()) {
         s.outputs.push_back(Tiling::cut(it - out.vars.begin()));
-      } else if (std::find(out.reductionVars.begin(), out.reductionVars.end(),
-                           name) != out.reductionVars.end()) {
+      } else if (contains(out.reductionVars, name) ||
+                 contains(getEpilogueSumVars(out), name)) {
         s.outputs.push_back(Tiling::partial());
         s.reducesOutput = true;
       } else {

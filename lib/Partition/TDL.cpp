@@ -168,13 +168,27 @@ static int precedence(const Expr &e) {
   return 4;
 }
 
-static std::string printValue(const Expr &e, int minPrec) {
+static std::string
+printReductionVars(const std::vector<std::string> &vars,
+                   const std::map<std::string, int64_t> *extents) {
+  std::string s;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    s += (i ? ", " : "") + vars[i];
+    if (extents && extents->count(vars[i]))
+      s += " : " + std::to_string(extents->at(vars[i]));
+  }
+  return s;
+}
+
+static std::string printValue(const Expr &e, int minPrec,
+                              const std::map<std::string, int64_t> *extents =
+                                  nullptr) {
   std::string s;
   int prec = precedence(e);
-  auto join = [](const std::vector<Expr> &ops) {
+  auto join = [extents](const std::vector<Expr> &ops) {
     std::string r;
     for (size_t i = 0; i < ops.size(); ++i)
-      r += (i ? ", " : "") + printValue(ops[i], 0);
+      r += (i ? ", " : "") + printValue(ops[i], 0, extents);
     return r;
   };
   switch (e.kind) {
@@ -192,11 +206,11 @@ static std::string printValue(const Expr &e, int minPrec) {
     s = e.name;
     break;
   case Expr::Kind::Binary:
-    s = printValue(e.operands[0], prec) + " " + e.name + " " +
-        printValue(e.operands[1], prec + 1);
+    s = printValue(e.operands[0], prec, extents) + " " + e.name + " " +
+        printValue(e.operands[1], prec + 1, extents);
     break;
   case Expr::Kind::Neg:
-    s = "-" + printValue(e.operands[0], 3);
+    s = "-" + printValue(e.operands[0], 3, extents);
     break;
   case Expr::Kind::Call:
     s = e.name + "(" + join(e.operands) + ")";
@@ -206,9 +220,9 @@ static std::string printValue(const Expr &e, int minPrec) {
     break;
   case Expr::Kind::Reduce:
     s = std::string(stringifyReducer(e.reducer)) + "(" +
-        joinNames(e.reductionVars) + ") " +
+        printReductionVars(e.reductionVars, extents) + ") " +
         printValue(e.operands[0],
-                   e.operands[0].kind == Expr::Kind::Neg ? 4 : 0);
+                   e.operands[0].kind == Expr::Kind::Neg ? 4 : 0, extents);
     break;
   }
   return prec < minPrec ? "(" + s + ")" : s;
@@ -225,11 +239,11 @@ std::string OpDesc::str() const {
     s += o.name + "(" + joinNames(o.vars) + ") = ";
     if (o.reducer != Reducer::None)
       s += std::string(stringifyReducer(o.reducer)) + "(" +
-           joinNames(o.reductionVars) + ") ";
+           printReductionVars(o.reductionVars, &declaredExtents) + ") ";
     // A reduction body that starts with '-' would read as a binary minus.
     bool wrap = o.body.kind == Expr::Kind::Reduce ||
                 (o.reducer != Reducer::None && o.body.kind == Expr::Kind::Neg);
-    s += printValue(o.body, wrap ? 4 : 0);
+    s += printValue(o.body, wrap ? 4 : 0, &declaredExtents);
   }
   return s;
 }
@@ -311,6 +325,37 @@ bool OpDesc::isElementwise() const {
 // Verification
 //===----------------------------------------------------------------------===//
 
+/// The value of a variable-free index expression.
+static std::optional<int64_t> evaluateConstant(const IndexExpr &e) {
+  if (e.kind == IndexExpr::Kind::Const)
+    return e.value;
+  if (e.operands.size() != 2)
+    return std::nullopt;
+  auto l = evaluateConstant(e.operands[0]), r = evaluateConstant(e.operands[1]);
+  if (!l || !r)
+    return std::nullopt;
+  switch (e.kind) {
+  case IndexExpr::Kind::Add:
+    return *l + *r;
+  case IndexExpr::Kind::Sub:
+    return *l - *r;
+  case IndexExpr::Kind::Mul:
+    return *l * *r;
+  case IndexExpr::Kind::FloorDiv:
+  case IndexExpr::Kind::CeilDiv:
+  case IndexExpr::Kind::Mod:
+    if (*r <= 0)
+      return std::nullopt;
+    if (e.kind == IndexExpr::Kind::Mod)
+      return ((*l % *r) + *r) % *r;
+    return e.kind == IndexExpr::Kind::FloorDiv
+               ? (*l >= 0 ? *l / *r : -((-*l + *r - 1) / *r))
+               : (*l >= 0 ? (*l + *r - 1) / *r : -((-*l) / *r));
+  default:
+    return std::nullopt;
+  }
+}
+
 static std::optional<std::string>
 verifyIndex(const IndexExpr &e, const std::set<std::string> &bound,
             const std::string &access) {
@@ -341,9 +386,10 @@ verifyIndex(const IndexExpr &e, const std::set<std::string> &bound,
     if (!rhs.isConstant())
       return "non-affine access '" + printIndexExpr(e) + "' in '" + access +
              "': the divisor must be a constant";
-    if (rhs.kind != IndexExpr::Kind::Const || rhs.value <= 0)
+    std::optional<int64_t> divisor = evaluateConstant(rhs);
+    if (!divisor || *divisor <= 0)
       return "the divisor in '" + printIndexExpr(e) + "' in '" + access +
-             "' must be a positive integer literal";
+             "' must be a positive constant";
   }
   return std::nullopt;
 }
@@ -384,6 +430,9 @@ verifyBody(const Expr &e, const std::set<std::string> &bound,
 std::optional<std::string> OpDesc::verify() const {
   if (outputs.empty())
     return std::string("a description needs at least one output");
+  for (const auto &[var, extent] : declaredExtents)
+    if (extent <= 0)
+      return "the declared extent of '" + var + "' must be positive";
   std::set<std::string> inputSet;
   for (const std::string &in : inputs)
     if (!inputSet.insert(in).second)

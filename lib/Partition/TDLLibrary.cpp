@@ -166,10 +166,11 @@ std::optional<Library> Library::parse(const std::string &text,
     // Check the description now, with every parameter set to its default
     // or to 1, so that a malformed library fails when it is loaded.
     std::string descError;
-    if (!instantiate(
-            entry,
-            [](const std::string &) -> std::optional<int64_t> { return 1; },
-            descError))
+    OpContext check;
+    check.attribute = [](const std::string &) -> std::optional<int64_t> {
+      return 1;
+    };
+    if (!instantiate(entry, check, descError))
       return fail(bodyStart, "invalid description of '" + entry.opName +
                                  "': " + descError);
     lib.entries[entry.opName] = std::move(entry);
@@ -194,8 +195,112 @@ std::vector<std::string> Library::getOpNames() const {
   return names;
 }
 
+/// `$in<k>_<d>` / `$out<k>_<d>`: a dimension size, if `name` is one.
+static std::optional<std::optional<int64_t>>
+lookupShapeParam(const std::string &name, const OpContext &context) {
+  const std::vector<std::vector<int64_t>> *shapes = nullptr;
+  size_t pos = 0;
+  if (name.rfind("in", 0) == 0) {
+    shapes = &context.operandShapes;
+    pos = 2;
+  } else if (name.rfind("out", 0) == 0) {
+    shapes = &context.resultShapes;
+    pos = 3;
+  } else {
+    return std::nullopt;
+  }
+  size_t sep = name.find('_', pos);
+  if (sep == std::string::npos || sep == pos || sep + 1 == name.size())
+    return std::nullopt;
+  for (size_t i = pos; i < name.size(); ++i)
+    if (i != sep && !std::isdigit((unsigned char)name[i]))
+      return std::nullopt;
+  size_t k = std::strtoull(name.c_str() + pos, nullptr, 10);
+  size_t d = std::strtoull(name.c_str() + sep + 1, nullptr, 10);
+  if (k >= shapes->size() || d >= (*shapes)[k].size())
+    return std::optional<int64_t>();
+  return std::optional<int64_t>((*shapes)[k][d]);
+}
+
+/// Expands packs `i...` to `i0, ..., i{n-1}`, n = rank of result 0 minus the
+/// other variables of the first output.
+static std::optional<std::string> expandPacks(const std::string &text,
+                                              const OpContext &context,
+                                              const std::string &opName,
+                                              std::string &error) {
+  if (text.find("...") == std::string::npos)
+    return text;
+  // The first output's variable list: the first parenthesised group after
+  // '->', or the first one when there is no input list.
+  size_t arrow = text.find("->");
+  size_t open = text.find('(', arrow == std::string::npos ? 0 : arrow);
+  size_t close = text.find(')', open);
+  if (open == std::string::npos || close == std::string::npos) {
+    error = "cannot find the output variables of '" + opName + "'";
+    return std::nullopt;
+  }
+  std::string vars = text.substr(open + 1, close - open - 1);
+  int64_t fixed = 0, packs = 0;
+  size_t start = 0;
+  while (start <= vars.size()) {
+    size_t comma = vars.find(',', start);
+    std::string item = vars.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.find("...") != std::string::npos)
+      ++packs;
+    else if (item.find_first_not_of(" \t\n") != std::string::npos)
+      ++fixed;
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  int64_t rank = context.resultShapes.empty()
+                     ? fixed + packs
+                     : (int64_t)context.resultShapes[0].size();
+  int64_t n = rank - fixed;
+  if (packs != 1 || n < 0) {
+    error = packs != 1 ? "'" + opName + "' needs exactly one pack in its "
+                                        "first output's variables"
+                       : "result 0 of '" + opName + "' has rank " +
+                             std::to_string(rank) + " but the description "
+                             "needs at least " + std::to_string(fixed);
+    return std::nullopt;
+  }
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    size_t dots = text.find("...", i);
+    if (dots == std::string::npos) {
+      out += text.substr(i);
+      break;
+    }
+    size_t nameStart = dots;
+    while (nameStart > i && (std::isalnum((unsigned char)text[nameStart - 1]) ||
+                             text[nameStart - 1] == '_'))
+      --nameStart;
+    std::string name = text.substr(nameStart, dots - nameStart);
+    out += text.substr(i, nameStart - i);
+    std::string expansion;
+    for (int64_t j = 0; j < n; ++j)
+      expansion += (j ? ", " : "") + name + std::to_string(j);
+    // An empty pack also drops the comma that joined it to its neighbour.
+    if (n == 0) {
+      size_t next = text.find_first_not_of(" ", dots + 3);
+      if (next != std::string::npos && text[next] == ',') {
+        i = next + 1;
+        continue;
+      }
+      size_t back = out.find_last_not_of(" ");
+      if (back != std::string::npos && out[back] == ',')
+        out.erase(back);
+    }
+    out += expansion;
+    i = dots + 3;
+  }
+  return out;
+}
+
 std::optional<OpDesc> Library::instantiate(const LibraryEntry &entry,
-                                           const ParamLookup &lookup,
+                                           const OpContext &context,
                                            std::string &error) {
   std::string text;
   const std::string &body = entry.body;
@@ -210,25 +315,40 @@ std::optional<OpDesc> Library::instantiate(const LibraryEntry &entry,
       ++j;
     std::string name = body.substr(i, j - i);
     i = j;
+    std::optional<int64_t> value;
     auto it = std::find_if(entry.params.begin(), entry.params.end(),
                            [&](const auto &p) { return p.first == name; });
-    if (it == entry.params.end()) {
+    if (it != entry.params.end()) {
+      value = context.attribute ? context.attribute(name) : std::nullopt;
+      if (!value)
+        value = it->second;
+      if (!value) {
+        error = "operation '" + entry.opName +
+                "' has no integer attribute '" + name +
+                "' and the parameter has no default";
+        return std::nullopt;
+      }
+    } else if (auto shape = lookupShapeParam(name, context)) {
+      // Without shapes (when a library is checked) sizes read as 1.
+      value = *shape ? **shape : 1;
+      if (!*shape && !context.operandShapes.empty()) {
+        error = "'$" + name + "' names a dimension that '" + entry.opName +
+                "' does not have";
+        return std::nullopt;
+      }
+    } else {
       error = "'$" + name + "' is not a parameter of '" + entry.opName + "'";
       return std::nullopt;
     }
-    std::optional<int64_t> value = lookup(name);
-    if (!value)
-      value = it->second;
-    if (!value) {
-      error = "operation '" + entry.opName +
-              "' has no integer attribute '" + name +
-              "' and the parameter has no default";
-      return std::nullopt;
-    }
-    text += "(" + std::to_string(*value) + ")";
+    text += *value < 0 ? "(" + std::to_string(*value) + ")"
+                       : std::to_string(*value);
   }
+  std::optional<std::string> expanded =
+      expandPacks(text, context, entry.opName, error);
+  if (!expanded)
+    return std::nullopt;
   ParseError perr;
-  auto desc = tdl::parse(text, perr);
+  auto desc = tdl::parse(*expanded, perr);
   if (!desc) {
     error = perr.message;
     return std::nullopt;

@@ -3,12 +3,14 @@
 // A recursive-descent parser for TDL descriptions. The grammar is:
 //
 //   desc    ::= [ '(' names ')' '->' ] output (';' output)*
-//   output  ::= [name] '(' names ')' '=' [reducer '(' names ')'] expr
+//   output  ::= [name] '(' names ')' '=' expr
+//   reduce  ::= reducer '(' rvar (',' rvar)* ')' expr
+//   rvar    ::= name [':' integer]
 //   expr    ::= term (('+' | '-') term)*
 //   term    ::= unary (('*' | '/') unary)*
 //   unary   ::= '-' unary | primary
 //   primary ::= number | '(' expr ')' | name '[' [index (',' index)*] ']'
-//             | name '(' [expr (',' expr)*] ')' | name
+//             | name '(' [expr (',' expr)*] ')' | name | reduce
 //   index   ::= ':' | iexpr
 //   iexpr   ::= iterm (('+' | '-') iterm)*
 //   iterm   ::= iunary (('*' | 'floordiv' | 'ceildiv' | 'mod') iunary)*
@@ -172,6 +174,7 @@ private:
   bool parseIUnary(IndexExpr &e);
 
   std::vector<Token> tokens;
+  std::map<std::string, int64_t> extents;
   size_t idx = 0;
   bool failed = false;
   ParseError err;
@@ -241,6 +244,10 @@ bool Parser::parseReduction(Expr &e) {
       return false;
     }
     vars.push_back(consume().text);
+    if (isPunct(":") && peek(1).kind == Token::Integer) {
+      consume();
+      extents[vars.back()] = std::strtoll(consume().text.c_str(), nullptr, 10);
+    }
     if (consumeIf(")"))
       break;
     if (!consumeIf(",")) {
@@ -486,6 +493,7 @@ std::optional<OpDesc> Parser::parseDesc(ParseError &error) {
     return std::nullopt;
   }
 
+  desc.declaredExtents = extents;
   if (!hasInputs) {
     // Inputs are the accessed tensors and the bare names that are not index
     // variables (rank-0 inputs), in order of first occurrence.

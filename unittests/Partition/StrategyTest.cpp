@@ -136,6 +136,32 @@ TEST(StrategyTest, PoolingInfersWindow) {
   EXPECT_EQ(set.space.extents[set.space.lookup("k")], 3);
 }
 
+TEST(StrategyTest, BiasAfterASumIsStillReducible) {
+  StrategySet set = discover("(x, w, bias) -> (b, o) = bias[o] + sum(i) "
+                             "x[b, i] * w[o, i]",
+                             {{{4, 6}, {8, 6}, {8}}, {{4, 8}}});
+  ASSERT_EQ(set.strategies.size(), 3u);
+  const Strategy *i = find(set, "i");
+  ASSERT_TRUE(i);
+  EXPECT_TRUE(i->reducesOutput);
+  // A product after a sum is not: the reduction must come first.
+  StrategySet scaled = discover("(x, s) -> (b) = s[b] * sum(i) x[b, i]",
+                                {{{4, 6}, {4}}, {{4}}});
+  EXPECT_EQ(scaled.strategies.size(), 1u);
+  EXPECT_EQ(scaled.rejected.size(), 1u);
+}
+
+TEST(StrategyTest, DeclaredExtentsForPaddedWindows) {
+  // A 3-wide max-pool with padding 1 on both sides: the window extent cannot
+  // be solved from the input size, so it is declared.
+  StrategySet set = discover("(x) -> (b, y) = max(k : 3) x[b, y + k - 1]",
+                             {{{2, 8}}, {{2, 8}}});
+  EXPECT_EQ(set.space.extents[set.space.lookup("k")], 3);
+  const Strategy *y = find(set, "y");
+  EXPECT_EQ(y->inputs[0].regions[0].str(), "[0:1, 0:4]");
+  EXPECT_EQ(y->inputs[0].regions[1].str(), "[0:1, 3:7]");
+}
+
 TEST(StrategyTest, ShapeMismatches) {
   EXPECT_NE(discoverError("(i, j) = sum(k) A[i, k] * B[k, j]",
                           {{{8, 6}, {5, 4}}, {{8, 4}}})

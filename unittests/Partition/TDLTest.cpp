@@ -142,19 +142,55 @@ op mxnet.Pooling<stride = 2, kernel> {
   const LibraryEntry *pool = lib->lookup("mxnet.Pooling");
   ASSERT_NE(pool, nullptr);
   EXPECT_EQ(pool->line, 6u);
-  auto desc = Library::instantiate(
-      *pool, [](const std::string &) { return std::nullopt; }, error);
+  OpContext none;
+  auto desc = Library::instantiate(*pool, none, error);
   ASSERT_TRUE(desc.has_value()) << error;
   EXPECT_EQ(desc->str(), "(data) -> (b, c, x) = max(k) data[b, c, x * 2 + k]");
-  auto three = Library::instantiate(
-      *pool,
-      [](const std::string &n) -> std::optional<int64_t> {
-        return n == "stride" ? std::optional<int64_t>(3) : std::nullopt;
-      },
-      error);
+  OpContext strided;
+  strided.attribute = [](const std::string &n) -> std::optional<int64_t> {
+    return n == "stride" ? std::optional<int64_t>(3) : std::nullopt;
+  };
+  auto three = Library::instantiate(*pool, strided, error);
   ASSERT_TRUE(three.has_value()) << error;
   EXPECT_EQ(three->str(),
             "(data) -> (b, c, x) = max(k) data[b, c, x * 3 + k]");
+}
+
+TEST(TDLLibraryTest, PacksAndShapes) {
+  std::string error;
+  auto lib = Library::parse(R"(
+op fw.relu { (x) -> (i...) = max(x[i...], 0.0) }
+op fw.bias_add { (x, b) -> (i..., c) = x[i..., c] + b[c] }
+op fw.flatten { (x) -> (n, f) = x[n, f floordiv $in0_2, f mod $in0_2] }
+)",
+                            error);
+  ASSERT_TRUE(lib.has_value()) << error;
+  OpContext ctx;
+  ctx.operandShapes = {{2, 3, 4}, {4}};
+  ctx.resultShapes = {{2, 3, 4}};
+  auto relu = Library::instantiate(*lib->lookup("fw.relu"), ctx, error);
+  ASSERT_TRUE(relu.has_value()) << error;
+  EXPECT_EQ(relu->str(), "(x) -> (i0, i1, i2) = max(x[i0, i1, i2], 0.0)");
+  auto bias = Library::instantiate(*lib->lookup("fw.bias_add"), ctx, error);
+  ASSERT_TRUE(bias.has_value()) << error;
+  EXPECT_EQ(bias->str(), "(x, b) -> (i0, i1, c) = x[i0, i1, c] + b[c]");
+  OpContext vec;
+  vec.operandShapes = {{4}, {4}};
+  vec.resultShapes = {{4}};
+  auto bias1 = Library::instantiate(*lib->lookup("fw.bias_add"), vec, error);
+  ASSERT_TRUE(bias1.has_value()) << error;
+  EXPECT_EQ(bias1->str(), "(x, b) -> (c) = x[c] + b[c]");
+  OpContext flat;
+  flat.operandShapes = {{2, 3, 4}};
+  flat.resultShapes = {{2, 12}};
+  auto f = Library::instantiate(*lib->lookup("fw.flatten"), flat, error);
+  ASSERT_TRUE(f.has_value()) << error;
+  EXPECT_EQ(f->str(), "(x) -> (n, f) = x[n, f floordiv 4, f mod 4]");
+  OpContext small;
+  small.operandShapes = {{2}};
+  small.resultShapes = {{2}};
+  EXPECT_FALSE(Library::instantiate(*lib->lookup("fw.flatten"), small, error));
+  EXPECT_NE(error.find("'$in0_2' names a dimension"), std::string::npos);
 }
 
 TEST(TDLLibraryTest, ReportsErrorsWithPositions) {

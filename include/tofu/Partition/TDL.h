@@ -21,6 +21,7 @@
 #define TOFU_PARTITION_TDL_H
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,6 +105,9 @@ struct OpDesc {
   /// Input tensor names, in operand order. Scalars are rank-0 inputs.
   std::vector<std::string> inputs;
   std::vector<OutputDesc> outputs;
+  /// Extents declared in a reduction header, `max(ky : 3)`, for reduction
+  /// variables whose extent the shapes do not determine (padded windows).
+  std::map<std::string, int64_t> declaredExtents;
 
   /// Checks the well-formedness rules that the grammar alone does not:
   /// unique variable and input names, accesses only to declared inputs,
@@ -131,8 +135,10 @@ struct OpDesc {
   std::string str() const;
   void dump() const;
 
-  bool operator==(const OpDesc &o) const { return inputs == o.inputs &&
-                                                  outputs == o.outputs; }
+  bool operator==(const OpDesc &o) const {
+    return inputs == o.inputs && outputs == o.outputs &&
+           declaredExtents == o.declaredExtents;
+  }
 };
 
 /// A parse failure with a 0-based character position in the text.

@@ -14,7 +14,13 @@
 //
 // Parameters in angle brackets are integer attributes of the operation; a
 // `$name` in the body is replaced by the attribute's value, or by the
-// default when the operation has no such attribute.
+// default when the operation has no such attribute. `$in<k>_<d>` and
+// `$out<k>_<d>` are the sizes of dimension d of operand or result k.
+//
+// Framework operators are rank-polymorphic: a pack `i...` expands to as many
+// variables `i0, i1, ...` as result 0 has dimensions beyond the other
+// variables of the first output, so `(x) -> (i...) = relu(x[i...])` fits
+// every rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +52,13 @@ struct LibraryEntry {
 /// Looks up an integer attribute of the operation being described.
 using ParamLookup = std::function<std::optional<int64_t>(const std::string &)>;
 
+/// What instantiating an entry knows of the operation it describes.
+struct OpContext {
+  ParamLookup attribute;
+  std::vector<std::vector<int64_t>> operandShapes;
+  std::vector<std::vector<int64_t>> resultShapes;
+};
+
 /// A set of library entries, keyed by operation name.
 class Library {
 public:
@@ -61,9 +74,10 @@ public:
   size_t size() const { return entries.size(); }
   std::vector<std::string> getOpNames() const;
 
-  /// Substitutes the parameters and parses the description.
+  /// Substitutes parameters, shapes and packs, then parses the
+  /// description.
   static std::optional<OpDesc> instantiate(const LibraryEntry &entry,
-                                           const ParamLookup &lookup,
+                                           const OpContext &context,
                                            std::string &error);
 
 private:

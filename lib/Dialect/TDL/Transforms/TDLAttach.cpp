@@ -131,12 +131,19 @@ FailureOr<OpDesc> TDLAttachPass::describe(Operation *op, std::string &reason,
   if (const LibraryEntry *entry =
           library.lookup(op->getName().getStringRef().str())) {
     source = "library";
-    auto lookup = [&](const std::string &name) -> std::optional<int64_t> {
+    OpContext context;
+    context.attribute = [&](const std::string &name) -> std::optional<int64_t> {
       if (auto attr = op->getAttrOfType<IntegerAttr>(name))
         return attr.getValue().getSExtValue();
       return std::nullopt;
     };
-    std::optional<OpDesc> desc = Library::instantiate(*entry, lookup, reason);
+    std::string shapeReason;
+    if (FailureOr<OpShapes> shapes = getOpShapes(op, shapeReason);
+        succeeded(shapes)) {
+      context.operandShapes = shapes->inputs;
+      context.resultShapes = shapes->outputs;
+    }
+    std::optional<OpDesc> desc = Library::instantiate(*entry, context, reason);
     if (!desc)
       return failure();
     return *desc;
