@@ -1,0 +1,115 @@
+// RUN: tofu-opt %s --tdl-attach -split-input-file -verify-diagnostics -allow-unregistered-dialect
+
+// Tests that an operation nobody describes is reported.
+
+func.func @unknown(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'foo.bar' op cannot be described in TDL: no TDL description is known for this operation}}
+  %0 = "foo.bar"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a non-affine access in a user description is reported with the
+// offending expression.
+
+func.func @non_affine(%x: tensor<16xf32>) -> tensor<4x4xf32> {
+  // expected-error@+1 {{cannot be described in TDL: invalid TDL description: non-affine access 'i * j' in 'a[i * j]': the product of two index expressions is not affine}}
+  %0 = "foo.outer"(%x) {tdl.desc = "(i, j) = a[i * j]"} : (tensor<16xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// Tests that a description whose shapes disagree with the operation is a
+// shape mismatch.
+
+func.func @shape_mismatch(%a: tensor<8x6xf32>, %b: tensor<5x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'foo.mm' op TDL description does not fit the operation: shape mismatch: index variable 'k' has extent 6 from input 'A' dimension 1 but 5 from input 'B' dimension 0}}
+  %0 = "foo.mm"(%a, %b) {tdl.desc = #tdl.desc<(i, j) = sum(k) A[i, k] * B[k, j]>} : (tensor<8x6xf32>, tensor<5x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// Tests that a rank mismatch between description and operand is reported.
+
+func.func @rank_mismatch(%a: tensor<8x6xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{shape mismatch: input 'a' has rank 2 (8x6) but is accessed as 'a[i]'}}
+  %0 = "foo.f"(%a) {tdl.desc = #tdl.desc<(i) = a[i]>} : (tensor<8x6xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Tests that the number of inputs must match the operands.
+
+func.func @arity(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{the description has 1 inputs but the operation has 2}}
+  %0 = "foo.g"(%a, %b) {tdl.desc = #tdl.desc<(i) = a[i]>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Tests that dynamic shapes are reported.
+
+func.func @dynamic(%a: tensor<?x6xf32>, %b: tensor<6x4xf32>, %c: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{'linalg.matmul' op cannot be described in TDL: the operation has dynamic shapes}}
+  %0 = linalg.matmul ins(%a, %b : tensor<?x6xf32>, tensor<6x4xf32>) outs(%c : tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// Tests that data-dependent indexing in a linalg.generic body is reported.
+
+#id = affine_map<(d0) -> (d0)>
+func.func @gather(%idx: tensor<4xindex>, %table: tensor<10xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error@+1 {{'linalg.generic' op cannot be described in TDL: the body reads a tensor with data-dependent indices (tensor.extract)}}
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%idx : tensor<4xindex>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: index, %o: f32):
+    %v = tensor.extract %table[%i] : tensor<10xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that an unrecognised reduction combiner is reported.
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @combiner(%a: tensor<4x6xf32>, %r: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{result 0 has reduction loops but its combiner is not an add, mul, max or min of the accumulator}}
+  %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x6xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.subf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a library operation without a required attribute is reported.
+
+func.func @missing_attribute(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error@+1 {{'mxnet.Pooling' op cannot be described in TDL: operation 'mxnet.Pooling' has no integer attribute 'kernel' and the parameter has no default}}
+  %0 = "mxnet.Pooling"(%x) {stride = 2 : i64} : (tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Tests that a tdl.desc of the wrong attribute kind is reported.
+
+func.func @wrong_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'tdl.desc' must be a #tdl.desc attribute or a string}}
+  %0 = "foo.h"(%x) {tdl.desc = 3 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
