@@ -326,7 +326,6 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
   unsigned n = space.vars.size();
   unsigned rank = shape.size();
   InputRequirement req;
-  req.symbolic.resize(k);
   Box empty;
   empty.lo.assign(rank, 0);
   empty.hi.assign(rank, -1);
@@ -345,7 +344,6 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
       concreteEnv.push_back(
           SymbolicInterval::constantRange(n, Rational(lo), Rational(hi)));
     }
-    bool first = true;
     for (const Access &a : accesses) {
       if (a.input != input)
         continue;
@@ -363,9 +361,8 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
         box.hi.push_back(std::min<int64_t>(hi, shape[d] - 1));
         symbolic.push_back(*iv);
       }
-      if (first)
-        req.symbolic[w] = symbolic;
-      first = false;
+      if (w == 0)
+        req.symbolic.push_back(symbolic);
       if (box.volume() == 0)
         continue;
       Box &region = req.regions[w];

@@ -56,7 +56,8 @@ std::optional<LoopSpace> inferLoopSpace(const tdl::OpDesc &desc,
 
 /// What one strategy requires of one input.
 struct InputRequirement {
-  /// Symbolic region per worker and dimension, over the variable extents.
+  /// The symbolic region that worker 0 reads, per access to this input and
+  /// per dimension, over the variable extents N_v.
   std::vector<std::vector<SymbolicInterval>> symbolic;
   /// False when the description never accesses this input (for example the
   /// init operand of a reduction); then nothing is fetched.

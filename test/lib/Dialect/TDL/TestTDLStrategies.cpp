@@ -147,9 +147,11 @@ struct TestTDLStrategiesPass
           os << "\n";
           continue;
         }
-        os << "\n      symbolic w0:";
-        for (const SymbolicInterval &iv : req.symbolic[0])
-          os << " " << iv.str(symbols);
+        for (const auto &access : req.symbolic) {
+          os << "\n      symbolic w0:";
+          for (const SymbolicInterval &iv : access)
+            os << " " << iv.str(symbols);
+        }
         os << "\n      fetch:";
         for (size_t d = 0; d < shape.size(); ++d)
           os << " cut(" << d << ")=" << req.fetch[d];
