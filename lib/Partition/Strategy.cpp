@@ -401,31 +401,46 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
   return req;
 }
 
-/// Collects the terms of a chain of additions.
-static void collectTerms(const Expr &e, std::vector<const Expr *> &terms) {
-  if (e.kind == Expr::Kind::Binary && e.name == "+") {
-    collectTerms(e.operands[0], terms);
-    collectTerms(e.operands[1], terms);
+/// Collects the operands of a chain of `op` (a binary operator).
+static void collectTerms(const Expr &e, const char *op,
+                         std::vector<const Expr *> &terms) {
+  if (e.kind == Expr::Kind::Binary && e.name == op) {
+    collectTerms(e.operands[0], op, terms);
+    collectTerms(e.operands[1], op, terms);
     return;
   }
   terms.push_back(&e);
 }
 
-/// The reduction variables of sums that are terms of a top-level addition,
-/// as in `bias[o] + sum(i) x[b, i] * w[o, i]`. Cutting one gives partial sums
-/// to which a single worker adds the other terms, so it is still a
-/// partition-n-reduce strategy.
-static std::vector<std::string> getEpilogueSumVars(const OutputDesc &out) {
-  if (out.reducer != Reducer::None)
-    return {};
-  std::vector<const Expr *> terms;
-  collectTerms(out.body, terms);
+/// The reduction variables of a reduction that the body combines with other
+/// terms using the reduction's own combiner: `init[i] + sum(k) ...`,
+/// `x * prod(k) ...`, `max(init[i], max(k) ...)`. Cutting one gives partial
+/// values that the reducer combines, and the other terms are combined in
+/// once (or, for max and min, by every worker), so it is still a
+/// partition-n-reduce strategy. This is how a DPS init or a bias follows a
+/// reduction.
+static std::vector<std::string> getEpilogueReductionVars(const OutputDesc &out) {
   std::vector<std::string> vars;
-  if (terms.size() < 2)
+  if (out.reducer != Reducer::None)
     return vars;
-  for (const Expr *t : terms)
-    if (t->kind == Expr::Kind::Reduce && t->reducer == Reducer::Sum)
-      vars.insert(vars.end(), t->reductionVars.begin(), t->reductionVars.end());
+  const Expr &b = out.body;
+  auto take = [&](const std::vector<const Expr *> &terms, Reducer r) {
+    if (terms.size() < 2)
+      return;
+    for (const Expr *t : terms)
+      if (t->kind == Expr::Kind::Reduce && t->reducer == r)
+        vars.insert(vars.end(), t->reductionVars.begin(),
+                    t->reductionVars.end());
+  };
+  std::vector<const Expr *> terms;
+  if (b.kind == Expr::Kind::Binary && (b.name == "+" || b.name == "*")) {
+    collectTerms(b, b.name.c_str(), terms);
+    take(terms, b.name == "+" ? Reducer::Sum : Reducer::Prod);
+  } else if (b.kind == Expr::Kind::Call && (b.name == "max" || b.name == "min")) {
+    for (const Expr &o : b.operands)
+      terms.push_back(&o);
+    take(terms, b.name == "max" ? Reducer::Max : Reducer::Min);
+  }
   return vars;
 }
 
@@ -457,7 +472,7 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
       OpDesc single;
       single.outputs.push_back(out);
       if (contains(single.getNestedReductionVars(), name) &&
-          !contains(getEpilogueSumVars(out), name))
+          !contains(getEpilogueReductionVars(out), name))
         nestedOnly = true;
     }
     if (nestedOnly) {
@@ -492,7 +507,7 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
       if (it != out.vars.end()) {
         s.outputs.push_back(Tiling::cut(it - out.vars.begin()));
       } else if (contains(out.reductionVars, name) ||
-                 contains(getEpilogueSumVars(out), name)) {
+                 contains(getEpilogueReductionVars(out), name)) {
         s.outputs.push_back(Tiling::partial());
         s.reducesOutput = true;
       } else {

@@ -7,11 +7,11 @@ func.func @contractions(%a: tensor<8x6xf32>, %b: tensor<6x4xf32>, %c: tensor<8x4
                         %ba: tensor<2x8x6xf32>, %bb: tensor<2x6x4xf32>, %bc: tensor<2x8x4xf32>,
                         %v: tensor<6xf32>, %y: tensor<8xf32>)
     -> (tensor<8x4xf32>, tensor<2x8x4xf32>, tensor<8xf32>) {
-  // CHECK: linalg.matmul {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1) = sum(d2) in0[d0, d2] * in1[d2, d1]>}
+  // CHECK: linalg.matmul {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1) = init0[d0, d1] + (sum(d2) in0[d0, d2] * in1[d2, d1])>}
   %0 = linalg.matmul ins(%a, %b : tensor<8x6xf32>, tensor<6x4xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
-  // CHECK: linalg.batch_matmul {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2) = sum(d3) in0[d0, d1, d3] * in1[d0, d3, d2]>}
+  // CHECK: linalg.batch_matmul {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2) = init0[d0, d1, d2] + (sum(d3) in0[d0, d1, d3] * in1[d0, d3, d2])>}
   %1 = linalg.batch_matmul ins(%ba, %bb : tensor<2x8x6xf32>, tensor<2x6x4xf32>) outs(%bc : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
-  // CHECK: linalg.matvec {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0) = sum(d1) in0[d0, d1] * in1[d1]>}
+  // CHECK: linalg.matvec {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0) = init0[d0] + (sum(d1) in0[d0, d1] * in1[d1])>}
   %2 = linalg.matvec ins(%a, %v : tensor<8x6xf32>, tensor<6xf32>) outs(%y : tensor<8xf32>) -> tensor<8xf32>
   return %0, %1, %2 : tensor<8x4xf32>, tensor<2x8x4xf32>, tensor<8xf32>
 }
@@ -27,16 +27,16 @@ func.func @convolutions(%x1: tensor<4x3x10xf32>, %w1: tensor<8x3x3xf32>, %o1: te
                         %xd: tensor<2x9x9x3xf32>, %wd: tensor<3x3x3xf32>, %od: tensor<2x7x7x3xf32>,
                         %win: tensor<2x2xf32>, %op: tensor<2x3x4x4xf32>)
     -> (tensor<4x8x8xf32>, tensor<2x5x4x4xf32>, tensor<1x4x4x4x4xf32>, tensor<2x7x7x3xf32>, tensor<2x3x4x4xf32>) {
-  // CHECK: linalg.conv_1d_ncw_fcw {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2) = sum(d3, d4) in0[d0, d3, d2 + d4] * in1[d1, d3, d4]>}
+  // CHECK: linalg.conv_1d_ncw_fcw {tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2) = init0[d0, d1, d2] + (sum(d3, d4) in0[d0, d3, d2 + d4] * in1[d1, d3, d4])>}
   %0 = linalg.conv_1d_ncw_fcw ins(%x1, %w1 : tensor<4x3x10xf32>, tensor<8x3x3xf32>) outs(%o1 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
-  // CHECK: linalg.conv_2d_nchw_fchw {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = sum(d4, d5, d6) in0[d0, d4, d2 * 2 + d5, d3 * 2 + d6] * in1[d1, d4, d5, d6]>
+  // CHECK: linalg.conv_2d_nchw_fchw {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = init0[d0, d1, d2, d3] + (sum(d4, d5, d6) in0[d0, d4, d2 * 2 + d5, d3 * 2 + d6] * in1[d1, d4, d5, d6])>
   %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%x2, %w2 : tensor<2x3x9x9xf32>, tensor<5x3x3x3xf32>) outs(%o2 : tensor<2x5x4x4xf32>) -> tensor<2x5x4x4xf32>
-  // CHECK: linalg.conv_3d_ncdhw_fcdhw {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3, d4) = sum(d5, d6, d7, d8) in0[d0, d5, d2 + d6, d3 + d7, d4 + d8] * in1[d1, d5, d6, d7, d8]>
+  // CHECK: linalg.conv_3d_ncdhw_fcdhw {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3, d4) = init0[d0, d1, d2, d3, d4] + (sum(d5, d6, d7, d8) in0[d0, d5, d2 + d6, d3 + d7, d4 + d8] * in1[d1, d5, d6, d7, d8])>
   %2 = linalg.conv_3d_ncdhw_fcdhw ins(%x3, %w3 : tensor<1x2x6x6x6xf32>, tensor<4x2x3x3x3xf32>) outs(%o3 : tensor<1x4x4x4x4xf32>) -> tensor<1x4x4x4x4xf32>
-  // CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = sum(d4, d5) in0[d0, d1 + d4, d2 + d5, d3] * in1[d4, d5, d3]>
+  // CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = init0[d0, d1, d2, d3] + (sum(d4, d5) in0[d0, d1 + d4, d2 + d5, d3] * in1[d4, d5, d3])>
   %3 = linalg.depthwise_conv_2d_nhwc_hwc ins(%xd, %wd : tensor<2x9x9x3xf32>, tensor<3x3x3xf32>) outs(%od : tensor<2x7x7x3xf32>) -> tensor<2x7x7x3xf32>
-  // CHECK: linalg.pooling_nchw_max {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = max(d4, d5) in0[d0, d1, d2 * 2 + d4, d3 * 2 + d5]>
+  // CHECK: linalg.pooling_nchw_max {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = max(init0[d0, d1, d2, d3], max(d4, d5) in0[d0, d1, d2 * 2 + d4, d3 * 2 + d5])>
   %4 = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%x2, %win : tensor<2x3x9x9xf32>, tensor<2x2xf32>) outs(%op : tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   return %0, %1, %2, %3, %4 : tensor<4x8x8xf32>, tensor<2x5x4x4xf32>, tensor<1x4x4x4x4xf32>, tensor<2x7x7x3xf32>, tensor<2x3x4x4xf32>
@@ -54,7 +54,7 @@ func.func @movement(%a: tensor<8x6xf32>, %t: tensor<6x8xf32>, %v: tensor<6xf32>,
   %e = tensor.empty() : tensor<8x6xf32>
   // CHECK: linalg.broadcast {{.*}}tdl.desc = #tdl.desc<(in0, init0) -> (d0, d1) = in0[d1]>
   %1 = linalg.broadcast ins(%v : tensor<6xf32>) outs(%e : tensor<8x6xf32>) dimensions = [0]
-  // CHECK: linalg.reduce {{.*}}tdl.desc = #tdl.desc<(in0, init0) -> (d0) = sum(d1) in0[d0, d1]>
+  // CHECK: linalg.reduce {{.*}}tdl.desc = #tdl.desc<(in0, init0) -> (d0) = init0[d0] + (sum(d1) in0[d0, d1])>
   %2 = linalg.reduce ins(%a : tensor<8x6xf32>) outs(%r : tensor<8xf32>) dimensions = [1]
     (%in: f32, %acc: f32) {
       %x = arith.addf %in, %acc : f32
@@ -91,7 +91,7 @@ func.func @elementwise(%a: tensor<8x6xf32>, %b: tensor<8x6xf32>, %m: tensor<8xf3
     %p = arith.mulf %x2, %two : f32
     linalg.yield %p : f32
   } -> tensor<8x6xf32>
-  // CHECK: linalg.generic {{.*}}tdl.desc = #tdl.desc<(in0, init0) -> (d0) = max(d1) in0[d0, d1]>
+  // CHECK: linalg.generic {{.*}}tdl.desc = #tdl.desc<(in0, init0) -> (d0) = max(init0[d0], max(d1) in0[d0, d1])>
   %3 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%a : tensor<8x6xf32>) outs(%m : tensor<8xf32>) {
   ^bb0(%x: f32, %acc: f32):

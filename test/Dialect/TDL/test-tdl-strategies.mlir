@@ -56,9 +56,9 @@ func.func @batch_cholesky(%m: tensor<4x5x5xf32>) -> tensor<4x5x5xf32> {
 // Tests matmul's three strategies (row, column, and the reduction).
 
 // CHECK-LABEL: op linalg.matmul (workers = 2)
-// CHECK:         d0       output  cut(0)         whole          unread         cut(0)
-// CHECK-NEXT:    d1       output  whole          cut(1)         unread         cut(1)
-// CHECK-NEXT:    d2       reduce  cut(1)         cut(0)         unread         partial
+// CHECK:         d0       output  cut(0)         whole          cut(0)         cut(0)
+// CHECK-NEXT:    d1       output  whole          cut(1)         cut(1)         cut(1)
+// CHECK-NEXT:    d2       reduce  cut(1)         cut(0)         whole          partial
 // CHECK-NOT:     no strategy
 // CHECK:       strategy d1:
 // CHECK-NEXT:    in0 8x6: w0 [0:7, 0:5] w1 [0:7, 0:5]
@@ -74,10 +74,10 @@ func.func @matmul(%a: tensor<8x6xf32>, %b: tensor<6x4xf32>, %c: tensor<8x4xf32>)
 // Tests batch_matmul: batch, rows, columns and the reduction.
 
 // CHECK-LABEL: op linalg.batch_matmul (workers = 2)
-// CHECK:         d0       output  cut(0)         cut(0)         unread         cut(0)
-// CHECK-NEXT:    d1       output  cut(1)         whole          unread         cut(1)
-// CHECK-NEXT:    d2       output  whole          cut(2)         unread         cut(2)
-// CHECK-NEXT:    d3       reduce  cut(2)         cut(1)         unread         partial
+// CHECK:         d0       output  cut(0)         cut(0)         cut(0)         cut(0)
+// CHECK-NEXT:    d1       output  cut(1)         whole          cut(1)         cut(1)
+// CHECK-NEXT:    d2       output  whole          cut(2)         cut(2)         cut(2)
+// CHECK-NEXT:    d3       reduce  cut(2)         cut(1)         whole          partial
 func.func @batch_matmul(%a: tensor<2x8x6xf32>, %b: tensor<2x6x4xf32>, %c: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
   %0 = linalg.batch_matmul ins(%a, %b : tensor<2x8x6xf32>, tensor<2x6x4xf32>) outs(%c : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %0 : tensor<2x8x4xf32>
@@ -90,12 +90,12 @@ func.func @batch_matmul(%a: tensor<2x8x6xf32>, %b: tensor<2x6x4xf32>, %c: tensor
 
 // CHECK-LABEL: op linalg.conv_2d_nchw_fchw (workers = 2)
 // CHECK:         loops: d0=2 d1=4 d2=4 d3=4 d4=2 d5=3 d6=3
-// CHECK:         d0       output  cut(0)         whole          unread         cut(0)
-// CHECK-NEXT:    d1       output  whole          cut(0)         unread         cut(1)
-// CHECK-NEXT:    d2       output  cut(2)+halo 1  whole          unread         cut(2)
-// CHECK-NEXT:    d3       output  cut(3)+halo 1  whole          unread         cut(3)
-// CHECK-NEXT:    d4       reduce  cut(1)         cut(1)         unread         partial
-// CHECK-NEXT:    d5       reduce  cut(2)+halo 3  cut(2)         unread         partial    (uneven)
+// CHECK:         d0       output  cut(0)         whole          cut(0)         cut(0)
+// CHECK-NEXT:    d1       output  whole          cut(0)         cut(1)         cut(1)
+// CHECK-NEXT:    d2       output  cut(2)+halo 1  whole          cut(2)         cut(2)
+// CHECK-NEXT:    d3       output  cut(3)+halo 1  whole          cut(3)         cut(3)
+// CHECK-NEXT:    d4       reduce  cut(1)         cut(1)         whole          partial
+// CHECK-NEXT:    d5       reduce  cut(2)+halo 3  cut(2)         whole          partial    (uneven)
 func.func @conv2d(%x: tensor<2x2x9x9xf32>, %w: tensor<4x2x3x3xf32>, %o: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%x, %w : tensor<2x2x9x9xf32>, tensor<4x2x3x3xf32>) outs(%o : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
@@ -107,8 +107,8 @@ func.func @conv2d(%x: tensor<2x2x9x9xf32>, %w: tensor<4x2x3x3xf32>, %o: tensor<2
 // Tests max pooling: the window dimensions reduce with max.
 
 // CHECK-LABEL: op linalg.pooling_nchw_max (workers = 2)
-// CHECK:         d2       output  cut(2)         unread         unread         cut(2)
-// CHECK:         d4       reduce  cut(2)+halo 3  unread         unread         partial
+// CHECK:         d2       output  cut(2)         unread         cut(2)         cut(2)
+// CHECK:         d4       reduce  cut(2)+halo 3  unread         whole          partial
 func.func @pooling(%x: tensor<2x4x8x8xf32>, %win: tensor<2x2xf32>, %o: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
   %0 = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%x, %win : tensor<2x4x8x8xf32>, tensor<2x2xf32>) outs(%o : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>

@@ -282,12 +282,23 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
       auto body = printer.print(x, reason);
       if (failed(body))
         return failure();
-      expr = *reducer + "(";
+      std::string reduction = *reducer + "(";
       for (size_t i = 0; i < reductionDims.size(); ++i)
-        expr += (i ? ", " : "") + std::string("d") +
-                std::to_string(reductionDims[i]);
-      expr += ") " + (printer.isTooLarge() ? printer.summary()
-                                           : "(" + *body + ")");
+        reduction += (i ? ", " : "") + std::string("d") +
+                     std::to_string(reductionDims[i]);
+      reduction += ") " + (printer.isTooLarge() ? printer.summary()
+                                                : "(" + *body + ")");
+      // The reduction starts from the init operand's value.
+      auto initAccess = printAccess(names[init->getOperandNumber()], map,
+                                    reason);
+      if (failed(initAccess))
+        return failure();
+      if (*reducer == "sum")
+        expr = *initAccess + " + (" + reduction + ")";
+      else if (*reducer == "prod")
+        expr = *initAccess + " * (" + reduction + ")";
+      else
+        expr = *reducer + "(" + *initAccess + ", " + reduction + ")";
     } else {
       auto body = printer.print(yielded, reason);
       if (failed(body))

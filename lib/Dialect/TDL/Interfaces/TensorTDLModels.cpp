@@ -174,6 +174,10 @@ FailureOr<OpDesc> describe(tensor::CollapseShapeOp op, std::string &reason) {
       for (size_t h = g + 1; h < group.size(); ++h)
         stride *= src.getDimSize(group[h]);
       std::string e = dim(i);
+      if (src.getDimSize(group[g]) == 1 && group.size() > 1) {
+        idx[group[g]] = "0";
+        continue;
+      }
       if (group.size() == 1) {
         idx[group[g]] = e;
         continue;
