@@ -236,7 +236,7 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
   for (unsigned r = 0; r < numResults; ++r) {
     OpOperand *init = op.getDpsInitOperand(r);
     AffineMap map = op.getMatchingIndexingMap(init);
-    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false)) {
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true)) {
       reason = "the indexing map of result " + std::to_string(r) +
                " is not a projected permutation";
       return failure();
@@ -246,9 +246,15 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
     if (numResults > 1)
       text += "out" + std::to_string(r);
     text += "(";
-    for (auto [i, e] : llvm::enumerate(map.getResults()))
-      text += (i ? ", " : "") + std::string("d") +
-              std::to_string(cast<AffineDimExpr>(e).getPosition());
+    // A constant 0 in the output map is a kept unit dimension (keepdim
+    // reductions): it gets a variable of its own, of extent 1.
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      std::string var =
+          isa<AffineDimExpr>(e)
+              ? "d" + std::to_string(cast<AffineDimExpr>(e).getPosition())
+              : "u" + std::to_string(r) + "_" + std::to_string(i);
+      text += (i ? ", " : "") + var;
+    }
     text += ") = ";
 
     // Reduction dimensions: those not in the output map.
