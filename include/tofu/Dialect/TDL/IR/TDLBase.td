@@ -9,7 +9,7 @@
 #define TOFU_DIALECT_TDL_IR_TDLBASE_TD
 
 include "mlir/IR/AttrTypeBase.td"
-include "mlir/IR/DialectBase.td"
+include "mlir/IR/OpBase.td"
 
 def TDL_Dialect : Dialect {
   let name = "tdl";
