@@ -27,8 +27,7 @@ SymbolicInterval SymbolicInterval::constantRange(unsigned numSymbols,
   return r;
 }
 
-SymbolicInterval SymbolicInterval::variable(unsigned numSymbols,
-                                            unsigned var) {
+SymbolicInterval SymbolicInterval::variable(unsigned numSymbols, unsigned var) {
   return share(numSymbols, var, 0, 1);
 }
 
@@ -159,8 +158,7 @@ SymbolicInterval::evaluate(const std::vector<int64_t> &extents) const {
   return {lo.ceil(), hi.floor()};
 }
 
-static std::string printAffine(const std::vector<Rational> &coeffs,
-                               Rational c,
+static std::string printAffine(const std::vector<Rational> &coeffs, Rational c,
                                const std::vector<std::string> &names) {
   std::string s;
   auto append = [&](Rational v, const std::string &sym) {
@@ -184,14 +182,12 @@ static std::string printAffine(const std::vector<Rational> &coeffs,
       s += a.str() + "*" + sym;
   };
   for (unsigned i = 0, e = coeffs.size(); i < e; ++i)
-    append(coeffs[i],
-           i < names.size() ? names[i] : "N" + std::to_string(i));
+    append(coeffs[i], i < names.size() ? names[i] : "N" + std::to_string(i));
   append(c, "");
   return s.empty() ? "0" : s;
 }
 
-std::string
-SymbolicInterval::str(const std::vector<std::string> &names) const {
+std::string SymbolicInterval::str(const std::vector<std::string> &names) const {
   return "[" + printAffine(lower, lowerConst, names) + ", " +
          printAffine(upper, upperConst, names) + "]";
 }

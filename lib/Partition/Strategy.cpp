@@ -149,8 +149,8 @@ std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
     if (space.extents[i] == extent)
       return true;
     error = "shape mismatch: index variable '" + var + "' has extent " +
-            std::to_string(space.extents[i]) + " from " + origin[i] +
-            " but " + std::to_string(extent) + " from " + where;
+            std::to_string(space.extents[i]) + " from " + origin[i] + " but " +
+            std::to_string(extent) + " from " + where;
     return false;
   };
 
@@ -184,10 +184,9 @@ std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
   for (const Access &a : accesses) {
     const Shape &shape = shapes.inputs[a.input];
     if (a.expr->indices.size() != shape.size()) {
-      error = "shape mismatch: input '" + desc.inputs[a.input] +
-              "' has rank " + std::to_string(shape.size()) + " (" +
-              shapeStr(shape) + ") but is accessed as '" +
-              printExpr(*a.expr) + "'";
+      error = "shape mismatch: input '" + desc.inputs[a.input] + "' has rank " +
+              std::to_string(shape.size()) + " (" + shapeStr(shape) +
+              ") but is accessed as '" + printExpr(*a.expr) + "'";
       return std::nullopt;
     }
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -314,8 +313,7 @@ tofu::evaluateIndex(const IndexExpr &e, const LoopSpace &space,
 }
 
 bool InputRequirement::hasHalo() const {
-  return std::any_of(halo.begin(), halo.end(),
-                     [](int64_t h) { return h > 0; });
+  return std::any_of(halo.begin(), halo.end(), [](int64_t h) { return h > 0; });
 }
 
 /// The regions of one input read by every worker when `var` is cut.
@@ -338,9 +336,9 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
     for (unsigned v = 0; v < n; ++v) {
       env.push_back(v == var ? SymbolicInterval::share(n, v, w, k)
                              : SymbolicInterval::variable(n, v));
-      auto [lo, hi] = v == var ? getChunk(space.extents[v], k, w)
-                               : std::make_pair<int64_t, int64_t>(
-                                     0, space.extents[v] - 1);
+      auto [lo, hi] =
+          v == var ? getChunk(space.extents[v], k, w)
+                   : std::make_pair<int64_t, int64_t>(0, space.extents[v] - 1);
       concreteEnv.push_back(
           SymbolicInterval::constantRange(n, Rational(lo), Rational(hi)));
     }
@@ -379,8 +377,9 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
         differing.push_back(d);
         break;
       }
-  req.cutDim = differing.empty() ? -1 : differing.size() == 1 ? differing[0]
-                                                              : -2;
+  req.cutDim = differing.empty()       ? -1
+               : differing.size() == 1 ? differing[0]
+                                       : -2;
   req.halo.assign(rank, 0);
   if (req.cutDim >= 0) {
     unsigned d = req.cutDim;
@@ -394,7 +393,8 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
   }
   for (unsigned d = 0; d < rank; ++d)
     req.fetch.push_back(getGatherCost(shape, Tiling::cut(d), req.regions, k));
-  req.fetch.push_back(getGatherCost(shape, Tiling::replicate(), req.regions, k));
+  req.fetch.push_back(
+      getGatherCost(shape, Tiling::replicate(), req.regions, k));
   req.fetch.push_back(getGatherCost(shape, Tiling::partial(), req.regions, k));
   if (!req.read)
     std::fill(req.fetch.begin(), req.fetch.end(), 0);
@@ -419,7 +419,8 @@ static void collectTerms(const Expr &e, const char *op,
 /// once (or, for max and min, by every worker), so it is still a
 /// partition-n-reduce strategy. This is how a DPS init or a bias follows a
 /// reduction.
-static std::vector<std::string> getEpilogueReductionVars(const OutputDesc &out) {
+static std::vector<std::string>
+getEpilogueReductionVars(const OutputDesc &out) {
   std::vector<std::string> vars;
   if (out.reducer != Reducer::None)
     return vars;
@@ -436,7 +437,8 @@ static std::vector<std::string> getEpilogueReductionVars(const OutputDesc &out) 
   if (b.kind == Expr::Kind::Binary && (b.name == "+" || b.name == "*")) {
     collectTerms(b, b.name.c_str(), terms);
     take(terms, b.name == "+" ? Reducer::Sum : Reducer::Prod);
-  } else if (b.kind == Expr::Kind::Call && (b.name == "max" || b.name == "min")) {
+  } else if (b.kind == Expr::Kind::Call &&
+             (b.name == "max" || b.name == "min")) {
     for (const Expr &o : b.operands)
       terms.push_back(&o);
     take(terms, b.name == "max" ? Reducer::Max : Reducer::Min);
@@ -482,13 +484,11 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
       continue;
     }
     if (space->opaque[v]) {
-      set.rejected.push_back(
-          {v, "produced whole by an opaque function"});
+      set.rejected.push_back({v, "produced whole by an opaque function"});
       continue;
     }
     if (space->extents[v] < (int64_t)k) {
-      set.rejected.push_back({v, "extent " +
-                                     std::to_string(space->extents[v]) +
+      set.rejected.push_back({v, "extent " + std::to_string(space->extents[v]) +
                                      " is smaller than " + std::to_string(k)});
       continue;
     }
@@ -496,8 +496,8 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
     s.var = v;
     s.uneven = space->extents[v] % k != 0;
     for (unsigned i = 0; i < desc.inputs.size(); ++i) {
-      auto req = analyzeInput(i, accesses, shapes.inputs[i], *space, v, k,
-                              error);
+      auto req =
+          analyzeInput(i, accesses, shapes.inputs[i], *space, v, k, error);
       if (!req)
         return std::nullopt;
       s.inputs.push_back(std::move(*req));

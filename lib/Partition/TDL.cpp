@@ -147,9 +147,7 @@ static std::string printIndex(const IndexExpr &e, int minPrec) {
   return prec < minPrec ? "(" + s + ")" : s;
 }
 
-std::string tdl::printIndexExpr(const IndexExpr &e) {
-  return printIndex(e, 0);
-}
+std::string tdl::printIndexExpr(const IndexExpr &e) { return printIndex(e, 0); }
 
 static std::string joinNames(const std::vector<std::string> &names) {
   std::string s;
@@ -180,9 +178,9 @@ printReductionVars(const std::vector<std::string> &vars,
   return s;
 }
 
-static std::string printValue(const Expr &e, int minPrec,
-                              const std::map<std::string, int64_t> *extents =
-                                  nullptr) {
+static std::string
+printValue(const Expr &e, int minPrec,
+           const std::map<std::string, int64_t> *extents = nullptr) {
   std::string s;
   int prec = precedence(e);
   auto join = [extents](const std::vector<Expr> &ops) {
@@ -221,8 +219,8 @@ static std::string printValue(const Expr &e, int minPrec,
   case Expr::Kind::Reduce:
     s = std::string(stringifyReducer(e.reducer)) + "(" +
         printReductionVars(e.reductionVars, extents) + ") " +
-        printValue(e.operands[0],
-                   e.operands[0].kind == Expr::Kind::Neg ? 4 : 0, extents);
+        printValue(e.operands[0], e.operands[0].kind == Expr::Kind::Neg ? 4 : 0,
+                   extents);
     break;
   }
   return prec < minPrec ? "(" + s + ")" : s;
@@ -377,8 +375,7 @@ verifyIndex(const IndexExpr &e, const std::set<std::string> &bound,
       return err;
   }
   const IndexExpr &lhs = e.operands[0], &rhs = e.operands[1];
-  if (e.kind == IndexExpr::Kind::Mul && !lhs.isConstant() &&
-      !rhs.isConstant())
+  if (e.kind == IndexExpr::Kind::Mul && !lhs.isConstant() && !rhs.isConstant())
     return "non-affine access '" + printIndexExpr(e) + "' in '" + access +
            "': the product of two index expressions is not affine";
   if (e.kind == IndexExpr::Kind::FloorDiv ||

@@ -259,11 +259,14 @@ static std::optional<std::string> expandPacks(const std::string &text,
                      : (int64_t)context.resultShapes[0].size();
   int64_t n = rank - fixed;
   if (packs != 1 || n < 0) {
-    error = packs != 1 ? "'" + opName + "' needs exactly one pack in its "
-                                        "first output's variables"
+    error = packs != 1 ? "'" + opName +
+                             "' needs exactly one pack in its "
+                             "first output's variables"
                        : "result 0 of '" + opName + "' has rank " +
-                             std::to_string(rank) + " but the description "
-                             "needs at least " + std::to_string(fixed);
+                             std::to_string(rank) +
+                             " but the description "
+                             "needs at least " +
+                             std::to_string(fixed);
     return std::nullopt;
   }
   std::string out;
@@ -323,9 +326,8 @@ std::optional<OpDesc> Library::instantiate(const LibraryEntry &entry,
       if (!value)
         value = it->second;
       if (!value) {
-        error = "operation '" + entry.opName +
-                "' has no integer attribute '" + name +
-                "' and the parameter has no default";
+        error = "operation '" + entry.opName + "' has no integer attribute '" +
+                name + "' and the parameter has no default";
         return std::nullopt;
       }
     } else if (auto shape = lookupShapeParam(name, context)) {

@@ -149,8 +149,8 @@ private:
       failed = true;
       err.position = peek().pos;
       const Token &t = peek();
-      std::string found = t.kind == Token::Eof ? "end of input"
-                                               : "'" + t.text + "'";
+      std::string found =
+          t.kind == Token::Eof ? "end of input" : "'" + t.text + "'";
       err.message = msg + ", found " + found;
     }
     return false;
@@ -376,8 +376,8 @@ bool Parser::parseIExpr(IndexExpr &e) {
   if (!parseITerm(e))
     return false;
   while (isPunct("+") || isPunct("-")) {
-    auto kind = consume().text == "+" ? IndexExpr::Kind::Add
-                                      : IndexExpr::Kind::Sub;
+    auto kind =
+        consume().text == "+" ? IndexExpr::Kind::Add : IndexExpr::Kind::Sub;
     IndexExpr rhs;
     if (!parseITerm(rhs))
       return false;

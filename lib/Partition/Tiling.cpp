@@ -63,8 +63,7 @@ std::string Box::str() const {
   return s + "]";
 }
 
-std::pair<int64_t, int64_t> tofu::getChunk(int64_t n, unsigned k,
-                                           unsigned w) {
+std::pair<int64_t, int64_t> tofu::getChunk(int64_t n, unsigned k, unsigned w) {
   int64_t lo = n * w / k;
   int64_t hi = n * (w + 1) / k - 1;
   return {lo, hi};

@@ -81,9 +81,8 @@ static StringRef getReason(StringRef name) {
 
 int main(int argc, char **argv) {
   DialectRegistry registry;
-  registry.insert<arith::ArithDialect, linalg::LinalgDialect,
-                  math::MathDialect, tensor::TensorDialect,
-                  tosa::TosaDialect>();
+  registry.insert<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
+                  tensor::TensorDialect, tosa::TosaDialect>();
   tofu::tdl::registerTDLExternalModels(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
@@ -108,9 +107,9 @@ int main(int argc, char **argv) {
       ++total;
       bool has = name.hasInterface<tofu::tdl::TDLOpInterface>();
       described += has;
-      rs << "| `" << name.getStringRef() << "` | "
-         << (has ? "yes" : "no") << " | "
-         << (has ? StringRef("") : getReason(name.getStringRef())) << " |\n";
+      rs << "| `" << name.getStringRef() << "` | " << (has ? "yes" : "no")
+         << " | " << (has ? StringRef("") : getReason(name.getStringRef()))
+         << " |\n";
     }
     os << "\n## " << dialect << ": " << described << " of " << total
        << " describable\n\n| operation | describable | why not |\n"

@@ -9,8 +9,7 @@ using namespace tofu::tdl;
 
 namespace {
 
-StrategySet discover(const std::string &text, OpShapes shapes,
-                     unsigned k = 2) {
+StrategySet discover(const std::string &text, OpShapes shapes, unsigned k = 2) {
   ParseError perr;
   auto desc = parse(text, perr);
   EXPECT_TRUE(desc.has_value()) << perr.message;
@@ -61,14 +60,15 @@ TEST(StrategyTest, Conv1d) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->inputs[0].cutDim, 0);
   EXPECT_EQ(b->inputs[1].cutDim, -1);
-  EXPECT_EQ(b->inputs[0].fetch[0], 0);                 // data cut on b
-  EXPECT_EQ(b->inputs[1].fetch[0], 3 * 8 * 3);         // filters: half each
+  EXPECT_EQ(b->inputs[0].fetch[0], 0);         // data cut on b
+  EXPECT_EQ(b->inputs[1].fetch[0], 3 * 8 * 3); // filters: half each
   EXPECT_EQ(b->outputs[0], Tiling::cut(0));
   const Strategy *x = find(set, "x");
   ASSERT_TRUE(x);
   EXPECT_EQ(x->inputs[0].cutDim, 2);
   EXPECT_TRUE(x->inputs[0].hasHalo());
-  EXPECT_EQ(x->inputs[0].halo[2], 1); // each worker reads one element beyond its chunk
+  EXPECT_EQ(x->inputs[0].halo[2],
+            1); // each worker reads one element beyond its chunk
   EXPECT_EQ(x->inputs[0].regions[0].str(), "[0:3, 0:2, 0:5]");
   EXPECT_EQ(x->inputs[0].regions[1].str(), "[0:3, 0:2, 4:9]");
   const Strategy *ci = find(set, "ci");
@@ -99,8 +99,8 @@ TEST(StrategyTest, MatmulHasThreeStrategies) {
 }
 
 TEST(StrategyTest, BatchCholeskyOnlyBatch) {
-  StrategySet set =
-      discover("(m) -> (b, i, j) = opaque(m[b, :, :])", {{{4, 5, 5}}, {{4, 5, 5}}});
+  StrategySet set = discover("(m) -> (b, i, j) = opaque(m[b, :, :])",
+                             {{{4, 5, 5}}, {{4, 5, 5}}});
   ASSERT_EQ(set.strategies.size(), 1u);
   EXPECT_EQ(set.space.vars[set.strategies[0].var], "b");
   EXPECT_EQ(set.rejected.size(), 2u);
@@ -121,8 +121,8 @@ TEST(StrategyTest, AnyWorkerCount) {
 
 TEST(StrategyTest, CollapsedAccessUsesFloorDivAndMod) {
   // collapse_shape 4x6 -> 24: out[i] = in[i floordiv 6, i mod 6].
-  StrategySet set = discover("(i) = in[i floordiv 6, i mod 6]",
-                             {{{4, 6}}, {{24}}});
+  StrategySet set =
+      discover("(i) = in[i floordiv 6, i mod 6]", {{{4, 6}}, {{24}}});
   const InputRequirement &in = set.strategies[0].inputs[0];
   EXPECT_EQ(in.regions[0].str(), "[0:1, 0:5]");
   EXPECT_EQ(in.regions[1].str(), "[2:3, 0:5]");
@@ -131,8 +131,8 @@ TEST(StrategyTest, CollapsedAccessUsesFloorDivAndMod) {
 }
 
 TEST(StrategyTest, PoolingInfersWindow) {
-  StrategySet set = discover("(b, x) = max(k) in[b, x * 2 + k]",
-                             {{{2, 9}}, {{2, 4}}});
+  StrategySet set =
+      discover("(b, x) = max(k) in[b, x * 2 + k]", {{{2, 9}}, {{2, 4}}});
   EXPECT_EQ(set.space.extents[set.space.lookup("k")], 3);
 }
 
@@ -145,8 +145,8 @@ TEST(StrategyTest, BiasAfterASumIsStillReducible) {
   ASSERT_TRUE(i);
   EXPECT_TRUE(i->reducesOutput);
   // A product after a sum is not: the reduction must come first.
-  StrategySet scaled = discover("(x, s) -> (b) = s[b] * sum(i) x[b, i]",
-                                {{{4, 6}, {4}}, {{4}}});
+  StrategySet scaled =
+      discover("(x, s) -> (b) = s[b] * sum(i) x[b, i]", {{{4, 6}, {4}}, {{4}}});
   EXPECT_EQ(scaled.strategies.size(), 1u);
   EXPECT_EQ(scaled.rejected.size(), 1u);
 }

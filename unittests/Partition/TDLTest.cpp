@@ -30,8 +30,7 @@ TEST(TDLTest, Conv1dRoundTrips) {
   EXPECT_EQ(d.inputs, (std::vector<std::string>{"data", "filters"}));
   ASSERT_EQ(d.outputs.size(), 1u);
   EXPECT_EQ(d.outputs[0].reducer, Reducer::Sum);
-  EXPECT_EQ(d.outputs[0].reductionVars,
-            (std::vector<std::string>{"ci", "dx"}));
+  EXPECT_EQ(d.outputs[0].reductionVars, (std::vector<std::string>{"ci", "dx"}));
   std::string text = d.str();
   EXPECT_EQ(text, "(data, filters) -> (b, co, x) = sum(ci, dx) "
                   "data[b, ci, x + dx] * filters[ci, co, dx]");
@@ -152,8 +151,7 @@ op mxnet.Pooling<stride = 2, kernel> {
   };
   auto three = Library::instantiate(*pool, strided, error);
   ASSERT_TRUE(three.has_value()) << error;
-  EXPECT_EQ(three->str(),
-            "(data) -> (b, c, x) = max(k) data[b, c, x * 3 + k]");
+  EXPECT_EQ(three->str(), "(data) -> (b, c, x) = max(k) data[b, c, x * 3 + k]");
 }
 
 TEST(TDLLibraryTest, PacksAndShapes) {
@@ -202,8 +200,8 @@ TEST(TDLLibraryTest, ReportsErrorsWithPositions) {
   EXPECT_FALSE(Library::parse("op a.b { (i) = x[i * i] }", error));
   EXPECT_NE(error.find("invalid description of 'a.b': non-affine"),
             std::string::npos);
-  EXPECT_FALSE(Library::parse("op a.b { (i) = x[i] } op a.b { (i) = x[i] }",
-                              error));
+  EXPECT_FALSE(
+      Library::parse("op a.b { (i) = x[i] } op a.b { (i) = x[i] }", error));
   EXPECT_NE(error.find("duplicate"), std::string::npos);
   EXPECT_FALSE(Library::parse("op a.b { (i) = x[i + $s] }", error));
   EXPECT_NE(error.find("'$s' is not a parameter"), std::string::npos);

@@ -1,4 +1,5 @@
-//===- Rational.h - Exact rational numbers for interval analysis -*- C++ -*-===//
+//===- Rational.h - Exact rational numbers for interval analysis -*- C++
+//-*-===//
 //
 // A small exact rational type used by the symbolic interval analysis. The
 // analysis divides coefficients by split factors and floordiv/ceildiv

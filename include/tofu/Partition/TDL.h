@@ -4,9 +4,9 @@
 // its printer. A description defines every output element of an operator as
 // a lambda over index variables:
 //
-//   (data, filters) -> (b, co, x) = sum(ci, dx) data[b, ci, x + dx] * filters[ci, co, dx]
-//   (m) -> (b, i, j) = opaque(m[b, :, :])
-//   (x) -> y(b, c) = x[b, c] - mean[c]; mean(c) = sum(b) x[b, c]
+//   (data, filters) -> (b, co, x) = sum(ci, dx) data[b, ci, x + dx] *
+//   filters[ci, co, dx] (m) -> (b, i, j) = opaque(m[b, :, :]) (x) -> y(b, c) =
+//   x[b, c] - mean[c]; mean(c) = sum(b) x[b, c]
 //
 // Accesses are affine in the index variables (constants, +, -, * by a
 // constant, floordiv/ceildiv/mod by a constant) or whole-dimension slices
@@ -62,14 +62,14 @@ struct IndexExpr {
 /// A value expression: the body of a lambda.
 struct Expr {
   enum class Kind {
-    Access,  ///< tensor[idx, ...]
-    Number,  ///< a literal, kept as written
-    Index,   ///< an index variable used as a value
-    Binary,  ///< lhs op rhs with op in + - * /
-    Neg,     ///< -operand
-    Call,    ///< fn(args): an element-wise scalar function
-    Opaque,  ///< opaque(args): a function that TDL does not look into
-    Reduce,  ///< a reduction nested in an expression: `b[i] + sum(k) e`
+    Access, ///< tensor[idx, ...]
+    Number, ///< a literal, kept as written
+    Index,  ///< an index variable used as a value
+    Binary, ///< lhs op rhs with op in + - * /
+    Neg,    ///< -operand
+    Call,   ///< fn(args): an element-wise scalar function
+    Opaque, ///< opaque(args): a function that TDL does not look into
+    Reduce, ///< a reduction nested in an expression: `b[i] + sum(k) e`
   };
   Kind kind = Kind::Number;
   /// Tensor name (Access), literal text (Number), variable (Index), function

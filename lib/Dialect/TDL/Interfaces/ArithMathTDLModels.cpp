@@ -41,8 +41,8 @@ FailureOr<OpDesc> describeElementwise(Operation *op, std::string &reason) {
     bool tensor = isa<RankedTensorType>(op->getOperand(i).getType());
     args.push_back(name + (tensor ? index : ""));
   }
-  std::string text = "(" + inputs + ") -> (" + dims + ") = " +
-                     printScalarOp(op->getName().stripDialect(), args);
+  std::string text = "(" + inputs + ") -> (" + dims +
+                     ") = " + printScalarOp(op->getName().stripDialect(), args);
   return parseGeneratedDescription(text, reason);
 }
 

@@ -76,8 +76,7 @@ static FailureOr<std::string> printAffine(AffineExpr e, std::string &reason) {
 }
 
 static FailureOr<std::string> printAccess(const std::string &name,
-                                          AffineMap map,
-                                          std::string &reason) {
+                                          AffineMap map, std::string &reason) {
   std::string s = name;
   if (map.getNumResults() == 0)
     return s;
@@ -109,8 +108,8 @@ public:
       OpOperand *operand = op.getMatchingOpOperand(arg);
       unsigned n = operand->getOperandNumber();
       if (!leaves.count(n)) {
-        auto access = printAccess(names[n], op.getMatchingIndexingMap(operand),
-                                  reason);
+        auto access =
+            printAccess(names[n], op.getMatchingIndexingMap(operand), reason);
         if (failed(access))
           return failure();
         leaves[n] = *access;
@@ -131,8 +130,7 @@ public:
         int64_t val = i.getType().isInteger(1)
                           ? (int64_t)i.getValue().getZExtValue()
                           : i.getValue().getSExtValue();
-        return val < 0 ? "(" + std::to_string(val) + ")"
-                       : std::to_string(val);
+        return val < 0 ? "(" + std::to_string(val) + ")" : std::to_string(val);
       }
       return std::string("captured()");
     }
@@ -292,11 +290,11 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
       for (size_t i = 0; i < reductionDims.size(); ++i)
         reduction += (i ? ", " : "") + std::string("d") +
                      std::to_string(reductionDims[i]);
-      reduction += ") " + (printer.isTooLarge() ? printer.summary()
-                                                : "(" + *body + ")");
+      reduction +=
+          ") " + (printer.isTooLarge() ? printer.summary() : "(" + *body + ")");
       // The reduction starts from the init operand's value.
-      auto initAccess = printAccess(names[init->getOperandNumber()], map,
-                                    reason);
+      auto initAccess =
+          printAccess(names[init->getOperandNumber()], map, reason);
       if (failed(initAccess))
         return failure();
       if (*reducer == "sum")
@@ -325,8 +323,7 @@ struct LinalgTDLModel
   }
 };
 
-template <typename... OpTys>
-static void attachLinalgModels(MLIRContext *ctx) {
+template <typename... OpTys> static void attachLinalgModels(MLIRContext *ctx) {
   (OpTys::template attachInterface<LinalgTDLModel<OpTys>>(*ctx), ...);
 }
 

@@ -18,15 +18,15 @@ FailureOr<OpDesc> tofu::tdl::parseGeneratedDescription(const std::string &text,
   ParseError error;
   std::optional<OpDesc> desc = parse(text, error);
   if (!desc) {
-    reason = "the generated description '" + text + "' is invalid: " +
-             error.message;
+    reason =
+        "the generated description '" + text + "' is invalid: " + error.message;
     return failure();
   }
   return *desc;
 }
 
 std::string tofu::tdl::printScalarOp(StringRef opName,
-                                    ArrayRef<std::string> args) {
+                                     ArrayRef<std::string> args) {
   auto binary = [&](const char *sym) {
     return "(" + args[0] + " " + sym + " " + args[1] + ")";
   };

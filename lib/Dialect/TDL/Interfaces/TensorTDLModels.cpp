@@ -43,13 +43,26 @@ std::string inputList(Operation *op) {
 }
 
 LogicalResult requireStatic(Operation *op, std::string &reason) {
-  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                   op->getResultTypes())) {
+  for (Type t :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto shaped = dyn_cast<RankedTensorType>(t);
     if (shaped && !shaped.hasStaticShape()) {
       reason = "the operation has dynamic shapes";
       return failure();
     }
+  }
+  return success();
+}
+
+/// Static shapes, offsets, sizes and strides of a slice operation.
+LogicalResult requireStaticSlice(OffsetSizeAndStrideOpInterface op,
+                                 std::string &reason) {
+  if (failed(requireStatic(op, reason)))
+    return failure();
+  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+      !op.getStrides().empty()) {
+    reason = "the slice has dynamic offsets, sizes or strides";
+    return failure();
   }
   return success();
 }
@@ -69,19 +82,13 @@ FailureOr<OpDesc> describe(tensor::PadOp op, std::string &reason) {
     idx += (d ? ", " : "") + (same ? dim(d) : offsetDim(d, -low));
   }
   std::string text = "(" + inputList(op) + ") -> (" +
-                     printDimList(res.getRank()) + ") = pad(in0[" + idx +
-                     "])";
+                     printDimList(res.getRank()) + ") = pad(in0[" + idx + "])";
   return parseGeneratedDescription(text, reason);
 }
 
 FailureOr<OpDesc> describe(tensor::ExtractSliceOp op, std::string &reason) {
-  if (failed(requireStatic(op, reason)))
+  if (failed(requireStaticSlice(op, reason)))
     return failure();
-  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-      !op.getStrides().empty()) {
-    reason = "the slice has dynamic offsets, sizes or strides";
-    return failure();
-  }
   auto src = op.getSourceType();
   llvm::SmallBitVector dropped = op.getDroppedDims();
   std::string idx;
@@ -94,8 +101,9 @@ FailureOr<OpDesc> describe(tensor::ExtractSliceOp op, std::string &reason) {
       e = std::to_string(off);
     } else {
       bool whole = off == 0 && stride == 1 && size == src.getDimSize(d);
-      std::string v = stride == 1 ? dim(resDim)
-                                  : dim(resDim) + " * " + std::to_string(stride);
+      std::string v = stride == 1
+                          ? dim(resDim)
+                          : dim(resDim) + " * " + std::to_string(stride);
       e = whole ? v : v + " + " + std::to_string(off);
       ++resDim;
     }
@@ -108,13 +116,8 @@ FailureOr<OpDesc> describe(tensor::ExtractSliceOp op, std::string &reason) {
 }
 
 FailureOr<OpDesc> describe(tensor::InsertSliceOp op, std::string &reason) {
-  if (failed(requireStatic(op, reason)))
+  if (failed(requireStaticSlice(op, reason)))
     return failure();
-  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-      !op.getStrides().empty()) {
-    reason = "the slice has dynamic offsets, sizes or strides";
-    return failure();
-  }
   auto dest = op.getDestType();
   llvm::SmallBitVector dropped = op.getDroppedDims();
   std::string srcIdx;
@@ -130,8 +133,8 @@ FailureOr<OpDesc> describe(tensor::InsertSliceOp op, std::string &reason) {
     first = false;
   }
   std::string dims = printDimList(dest.getRank());
-  std::string src = op.getSourceType().getRank() ? "in0[" + srcIdx + "]"
-                                                 : "in0";
+  std::string src =
+      op.getSourceType().getRank() ? "in0[" + srcIdx + "]" : "in0";
   std::string text = "(" + inputList(op) + ") -> (" + dims + ") = insert(" +
                      src + ", in1[" + dims + "])";
   return parseGeneratedDescription(text, reason);
@@ -194,8 +197,8 @@ FailureOr<OpDesc> describe(tensor::CollapseShapeOp op, std::string &reason) {
     access += (d ? ", " : "") + (idx[d].empty() ? "0" : idx[d]);
   auto res = op.getResultType();
   std::string text = "(" + inputList(op) + ") -> (" +
-                     printDimList(res.getRank()) + ") = " +
-                     (src.getRank() ? "in0[" + access + "]" : "in0");
+                     printDimList(res.getRank()) +
+                     ") = " + (src.getRank() ? "in0[" + access + "]" : "in0");
   return parseGeneratedDescription(text, reason);
 }
 

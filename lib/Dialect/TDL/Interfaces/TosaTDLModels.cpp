@@ -6,7 +6,8 @@
 //                 (a size-1 dimension broadcasts and is read at index 0)
 //   reduce_*      (in0) -> (d0, d1) = sum(r) in0[d0, r]
 //   matmul        (a, b, azp, bzp) -> (d0, d1, d2) =
-//                     sum(d3) (a[d0, d1, d3] - azp[0]) * (b[d0, d3, d2] - bzp[0])
+//                     sum(d3) (a[d0, d1, d3] - azp[0]) * (b[d0, d3, d2] -
+//                     bzp[0])
 //   conv2d        out = bias + sum(ky, kx, ci) (in[..] - izp) * (w[..] - wzp)
 //
 // conv2d adds its bias after the reduction, so its reduction variables are
@@ -35,8 +36,8 @@ std::string inputList(Operation *op) {
 }
 
 FailureOr<RankedTensorType> staticResult(Operation *op, std::string &reason) {
-  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                   op->getResultTypes())) {
+  for (Type t :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(t);
     if (!tensor || !tensor.hasStaticShape()) {
       reason = "the operation has unranked or dynamic shapes";
@@ -71,8 +72,8 @@ FailureOr<OpDesc> describeElementwise(Operation *op, std::string &reason) {
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
     args.push_back(broadcastAccess(op, i, *result));
   std::string text = "(" + inputList(op) + ") -> (" +
-                     printDimList(result->getRank()) + ") = " +
-                     printScalarOp(op->getName().stripDialect(), args);
+                     printDimList(result->getRank()) +
+                     ") = " + printScalarOp(op->getName().stripDialect(), args);
   return parseGeneratedDescription(text, reason);
 }
 
@@ -92,10 +93,9 @@ FailureOr<OpDesc> describeReduce(Operation *op, uint32_t axis,
 FailureOr<OpDesc> describe(tosa::MatMulOp op, std::string &reason) {
   if (failed(staticResult(op, reason)))
     return failure();
-  std::string text =
-      "(" + inputList(op) +
-      ") -> (d0, d1, d2) = sum(d3) (in0[d0, d1, d3] - in2[0]) * "
-      "(in1[d0, d3, d2] - in3[0])";
+  std::string text = "(" + inputList(op) +
+                     ") -> (d0, d1, d2) = sum(d3) (in0[d0, d1, d3] - in2[0]) * "
+                     "(in1[d0, d3, d2] - in3[0])";
   return parseGeneratedDescription(text, reason);
 }
 
@@ -114,8 +114,8 @@ FailureOr<OpDesc> describe(tosa::Conv2DOp op, std::string &reason) {
   std::string bias =
       biasType.getDimSize(0) == result->getDimSize(3) ? "in2[d3]" : "in2[0]";
   std::string text = "(" + inputList(op) + ") -> (d0, d1, d2, d3) = " + bias +
-                     " + sum(d4, d5, d6) (in0[d0, " + spatial(1, 4, 0) +
-                     ", " + spatial(2, 5, 1) +
+                     " + sum(d4, d5, d6) (in0[d0, " + spatial(1, 4, 0) + ", " +
+                     spatial(2, 5, 1) +
                      ", d6] - in3[0]) * (in1[d3, d4, d5, d6] - in4[0])";
   return parseGeneratedDescription(text, reason);
 }
@@ -142,8 +142,7 @@ struct TosaTDLModel
 };
 
 /// Attaches the model to the TOSA operations it can describe.
-template <typename... OpTys>
-static void attachTosaModels(MLIRContext *ctx) {
+template <typename... OpTys> static void attachTosaModels(MLIRContext *ctx) {
   auto attach = [&](auto tag) {
     using OpTy = typename decltype(tag)::type;
     constexpr bool known =

@@ -16,8 +16,8 @@ using namespace tofu;
 using namespace tofu::tdl;
 
 bool tofu::tdl::needsDescription(Operation *op) {
-  if (op->hasTrait<OpTrait::IsTerminator>() || op->hasTrait<OpTrait::ConstantLike>() ||
-      isa<tensor::EmptyOp>(op))
+  if (op->hasTrait<OpTrait::IsTerminator>() ||
+      op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op))
     return false;
   return llvm::any_of(op->getResultTypes(),
                       [](Type t) { return isa<RankedTensorType>(t); });
@@ -41,8 +41,7 @@ static FailureOr<Shape> getShape(Type type, std::string &reason) {
   return failure();
 }
 
-FailureOr<OpShapes> tofu::tdl::getOpShapes(Operation *op,
-                                           std::string &reason) {
+FailureOr<OpShapes> tofu::tdl::getOpShapes(Operation *op, std::string &reason) {
   OpShapes shapes;
   for (Type t : op->getOperandTypes()) {
     auto s = getShape(t, reason);

@@ -66,8 +66,7 @@ static OpDesc makeOpaqueDescription(Operation *op) {
   return *desc;
 }
 
-struct TDLAttachPass
-    : public tofu::tdl::impl::TDLAttachBase<TDLAttachPass> {
+struct TDLAttachPass : public tofu::tdl::impl::TDLAttachBase<TDLAttachPass> {
   using TDLAttachBase::TDLAttachBase;
 
   void runOnOperation() override;

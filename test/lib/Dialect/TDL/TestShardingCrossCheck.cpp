@@ -27,9 +27,7 @@ struct TestShardingCrossCheckPass
     : public PassWrapper<TestShardingCrossCheckPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestShardingCrossCheckPass)
 
-  StringRef getArgument() const final {
-    return "test-tdl-sharding-crosscheck";
-  }
+  StringRef getArgument() const final { return "test-tdl-sharding-crosscheck"; }
   StringRef getDescription() const final {
     return "Check TDL strategies against upstream's ShardingInterface";
   }

@@ -24,8 +24,7 @@ bool needsDescription(mlir::Operation *op);
 
 /// The shapes of the operation's operands (scalars are rank 0) and results.
 /// Fails with a reason on dynamic shapes or non-tensor, non-scalar types.
-mlir::FailureOr<OpShapes> getOpShapes(mlir::Operation *op,
-                                      std::string &reason);
+mlir::FailureOr<OpShapes> getOpShapes(mlir::Operation *op, std::string &reason);
 
 /// The description attached by `tdl-attach`, or null.
 DescAttr getAttachedDesc(mlir::Operation *op);
