@@ -33,15 +33,13 @@ FailureOr<OpDesc> describeElementwise(Operation *op, std::string &reason) {
   }
   std::string dims = printDimList(type.getRank());
   std::string index = type.getRank() ? "[" + dims + "]" : "";
-  std::string inputs;
   std::vector<std::string> args;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     std::string name = "in" + std::to_string(i);
-    inputs += (i ? ", " : "") + name;
     bool tensor = isa<RankedTensorType>(op->getOperand(i).getType());
     args.push_back(name + (tensor ? index : ""));
   }
-  std::string text = "(" + inputs + ") -> (" + dims +
+  std::string text = "(" + printOperandNames(op) + ") -> (" + dims +
                      ") = " + printScalarOp(op->getName().stripDialect(), args);
   return parseGeneratedDescription(text, reason);
 }

@@ -55,6 +55,15 @@ std::string tofu::tdl::printDimList(unsigned rank) {
   return s;
 }
 
+std::string tofu::tdl::printDim(int64_t d) { return "d" + std::to_string(d); }
+
+std::string tofu::tdl::printOperandNames(Operation *op) {
+  std::string s;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    s += (i ? ", in" : "in") + std::to_string(i);
+  return s;
+}
+
 void tofu::tdl::registerTDLExternalModels(DialectRegistry &registry) {
   registerLinalgTDLExternalModels(registry);
   registerArithMathTDLExternalModels(registry);

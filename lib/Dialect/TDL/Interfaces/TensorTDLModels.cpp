@@ -27,19 +27,10 @@ using namespace tofu::tdl;
 
 namespace {
 
-std::string dim(int64_t d) { return "d" + std::to_string(d); }
-
 /// `d + c`, always with an explicit offset.
 std::string offsetDim(int64_t d, int64_t c) {
-  return c < 0 ? dim(d) + " - " + std::to_string(-c)
-               : dim(d) + " + " + std::to_string(c);
-}
-
-std::string inputList(Operation *op) {
-  std::string s;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    s += (i ? ", in" : "in") + std::to_string(i);
-  return s;
+  return c < 0 ? printDim(d) + " - " + std::to_string(-c)
+               : printDim(d) + " + " + std::to_string(c);
 }
 
 LogicalResult requireStatic(Operation *op, std::string &reason) {
@@ -79,9 +70,9 @@ FailureOr<OpDesc> describe(tensor::PadOp op, std::string &reason) {
   for (int64_t d = 0; d < res.getRank(); ++d) {
     int64_t low = op.getStaticLow()[d];
     bool same = src.getDimSize(d) == res.getDimSize(d) && low == 0;
-    idx += (d ? ", " : "") + (same ? dim(d) : offsetDim(d, -low));
+    idx += (d ? ", " : "") + (same ? printDim(d) : offsetDim(d, -low));
   }
-  std::string text = "(" + inputList(op) + ") -> (" +
+  std::string text = "(" + printOperandNames(op) + ") -> (" +
                      printDimList(res.getRank()) + ") = pad(in0[" + idx + "])";
   return parseGeneratedDescription(text, reason);
 }
@@ -102,14 +93,14 @@ FailureOr<OpDesc> describe(tensor::ExtractSliceOp op, std::string &reason) {
     } else {
       bool whole = off == 0 && stride == 1 && size == src.getDimSize(d);
       std::string v = stride == 1
-                          ? dim(resDim)
-                          : dim(resDim) + " * " + std::to_string(stride);
+                          ? printDim(resDim)
+                          : printDim(resDim) + " * " + std::to_string(stride);
       e = whole ? v : v + " + " + std::to_string(off);
       ++resDim;
     }
     idx += (d ? ", " : "") + e;
   }
-  std::string text = "(" + inputList(op) + ") -> (" +
+  std::string text = "(" + printOperandNames(op) + ") -> (" +
                      printDimList(op.getResultType().getRank()) + ") = in0[" +
                      idx + "]";
   return parseGeneratedDescription(text, reason);
@@ -135,8 +126,8 @@ FailureOr<OpDesc> describe(tensor::InsertSliceOp op, std::string &reason) {
   std::string dims = printDimList(dest.getRank());
   std::string src =
       op.getSourceType().getRank() ? "in0[" + srcIdx + "]" : "in0";
-  std::string text = "(" + inputList(op) + ") -> (" + dims + ") = insert(" +
-                     src + ", in1[" + dims + "])";
+  std::string text = "(" + printOperandNames(op) + ") -> (" + dims +
+                     ") = insert(" + src + ", in1[" + dims + "])";
   return parseGeneratedDescription(text, reason);
 }
 
@@ -151,7 +142,7 @@ FailureOr<OpDesc> describe(tensor::ExpandShapeOp op, std::string &reason) {
       int64_t stride = 1;
       for (size_t h = g + 1; h < group.size(); ++h)
         stride *= res.getDimSize(group[h]);
-      std::string term = dim(group[g]);
+      std::string term = printDim(group[g]);
       if (stride != 1)
         term += " * " + std::to_string(stride);
       e += (g ? " + " : "") + term;
@@ -161,7 +152,7 @@ FailureOr<OpDesc> describe(tensor::ExpandShapeOp op, std::string &reason) {
     idx += (i ? ", " : "") + e;
   }
   std::string src = op.getSrcType().getRank() ? "in0[" + idx + "]" : "in0";
-  std::string text = "(" + inputList(op) + ") -> (" +
+  std::string text = "(" + printOperandNames(op) + ") -> (" +
                      printDimList(res.getRank()) + ") = " + src;
   return parseGeneratedDescription(text, reason);
 }
@@ -176,7 +167,7 @@ FailureOr<OpDesc> describe(tensor::CollapseShapeOp op, std::string &reason) {
       int64_t stride = 1;
       for (size_t h = g + 1; h < group.size(); ++h)
         stride *= src.getDimSize(group[h]);
-      std::string e = dim(i);
+      std::string e = printDim(i);
       if (src.getDimSize(group[g]) == 1 && group.size() > 1) {
         idx[group[g]] = "0";
         continue;
@@ -196,7 +187,7 @@ FailureOr<OpDesc> describe(tensor::CollapseShapeOp op, std::string &reason) {
   for (size_t d = 0; d < idx.size(); ++d)
     access += (d ? ", " : "") + (idx[d].empty() ? "0" : idx[d]);
   auto res = op.getResultType();
-  std::string text = "(" + inputList(op) + ") -> (" +
+  std::string text = "(" + printOperandNames(op) + ") -> (" +
                      printDimList(res.getRank()) +
                      ") = " + (src.getRank() ? "in0[" + access + "]" : "in0");
   return parseGeneratedDescription(text, reason);
@@ -212,11 +203,12 @@ FailureOr<OpDesc> describe(tensor::ConcatOp op, std::string &reason) {
   for (auto [i, input] : llvm::enumerate(op.getInputs())) {
     std::string idx;
     for (int64_t d = 0; d < res.getRank(); ++d)
-      idx += (d ? ", " : "") + (d == axis ? offsetDim(d, -offset) : dim(d));
+      idx +=
+          (d ? ", " : "") + (d == axis ? offsetDim(d, -offset) : printDim(d));
     args += (i ? ", in" : "in") + std::to_string(i) + "[" + idx + "]";
     offset += cast<RankedTensorType>(input.getType()).getDimSize(axis);
   }
-  std::string text = "(" + inputList(op) + ") -> (" +
+  std::string text = "(" + printOperandNames(op) + ") -> (" +
                      printDimList(res.getRank()) + ") = concat(" + args + ")";
   return parseGeneratedDescription(text, reason);
 }

@@ -26,15 +26,6 @@ using namespace tofu::tdl;
 
 namespace {
 
-std::string dim(int64_t d) { return "d" + std::to_string(d); }
-
-std::string inputList(Operation *op) {
-  std::string s;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    s += (i ? ", in" : "in") + std::to_string(i);
-  return s;
-}
-
 FailureOr<RankedTensorType> staticResult(Operation *op, std::string &reason) {
   for (Type t :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
@@ -59,7 +50,7 @@ std::string broadcastAccess(Operation *op, unsigned i,
   for (int64_t d = 0; d < type.getRank(); ++d) {
     bool same = type.getRank() == result.getRank() &&
                 type.getDimSize(d) == result.getDimSize(d);
-    s += (d ? ", " : "") + (same ? dim(d) : std::string("0"));
+    s += (d ? ", " : "") + (same ? printDim(d) : std::string("0"));
   }
   return s + "]";
 }
@@ -71,7 +62,7 @@ FailureOr<OpDesc> describeElementwise(Operation *op, std::string &reason) {
   std::vector<std::string> args;
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
     args.push_back(broadcastAccess(op, i, *result));
-  std::string text = "(" + inputList(op) + ") -> (" +
+  std::string text = "(" + printOperandNames(op) + ") -> (" +
                      printDimList(result->getRank()) +
                      ") = " + printScalarOp(op->getName().stripDialect(), args);
   return parseGeneratedDescription(text, reason);
@@ -84,7 +75,7 @@ FailureOr<OpDesc> describeReduce(Operation *op, uint32_t axis,
     return failure();
   std::string idx;
   for (int64_t d = 0; d < result->getRank(); ++d)
-    idx += (d ? ", " : "") + (d == axis ? std::string("r") : dim(d));
+    idx += (d ? ", " : "") + (d == axis ? std::string("r") : printDim(d));
   std::string text = "(in0) -> (" + printDimList(result->getRank()) +
                      ") = " + reducer + "(r) in0[" + idx + "]";
   return parseGeneratedDescription(text, reason);
@@ -93,7 +84,7 @@ FailureOr<OpDesc> describeReduce(Operation *op, uint32_t axis,
 FailureOr<OpDesc> describe(tosa::MatMulOp op, std::string &reason) {
   if (failed(staticResult(op, reason)))
     return failure();
-  std::string text = "(" + inputList(op) +
+  std::string text = "(" + printOperandNames(op) +
                      ") -> (d0, d1, d2) = sum(d3) (in0[d0, d1, d3] - in2[0]) * "
                      "(in1[d0, d3, d2] - in3[0])";
   return parseGeneratedDescription(text, reason);
@@ -106,17 +97,17 @@ FailureOr<OpDesc> describe(tosa::Conv2DOp op, std::string &reason) {
   ArrayRef<int64_t> pad = op.getPad(), stride = op.getStride(),
                     dilation = op.getDilation();
   auto spatial = [&](int64_t out, int64_t k, int64_t i) {
-    return dim(out) + " * " + std::to_string(stride[i]) + " + " + dim(k) +
-           " * " + std::to_string(dilation[i]) + " - " +
+    return printDim(out) + " * " + std::to_string(stride[i]) + " + " +
+           printDim(k) + " * " + std::to_string(dilation[i]) + " - " +
            std::to_string(pad[2 * i]);
   };
   auto biasType = cast<RankedTensorType>(op.getBias().getType());
   std::string bias =
       biasType.getDimSize(0) == result->getDimSize(3) ? "in2[d3]" : "in2[0]";
-  std::string text = "(" + inputList(op) + ") -> (d0, d1, d2, d3) = " + bias +
-                     " + sum(d4, d5, d6) (in0[d0, " + spatial(1, 4, 0) + ", " +
-                     spatial(2, 5, 1) +
-                     ", d6] - in3[0]) * (in1[d3, d4, d5, d6] - in4[0])";
+  std::string text =
+      "(" + printOperandNames(op) + ") -> (d0, d1, d2, d3) = " + bias +
+      " + sum(d4, d5, d6) (in0[d0, " + spatial(1, 4, 0) + ", " +
+      spatial(2, 5, 1) + ", d6] - in3[0]) * (in1[d3, d4, d5, d6] - in4[0])";
   return parseGeneratedDescription(text, reason);
 }
 

@@ -33,10 +33,9 @@ namespace {
 
 /// An opaque description over all operands: no dimension can be cut.
 static OpDesc makeOpaqueDescription(Operation *op) {
-  std::string text = "(";
+  std::string text = "(" + printOperandNames(op) + ") -> ";
   std::string args;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-    text += (i ? ", " : "") + ("in" + std::to_string(i));
     std::string access = "in" + std::to_string(i);
     if (auto t = dyn_cast<ShapedType>(op->getOperand(i).getType());
         t && t.getRank() > 0) {
@@ -47,7 +46,6 @@ static OpDesc makeOpaqueDescription(Operation *op) {
     }
     args += (i ? ", " : "") + access;
   }
-  text += ") -> ";
   unsigned numResults = op->getNumResults();
   for (unsigned r = 0; r < numResults; ++r) {
     if (r)

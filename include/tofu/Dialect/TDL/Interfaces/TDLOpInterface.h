@@ -44,6 +44,10 @@ std::string printScalarOp(llvm::StringRef opName,
 
 /// Variable names `d0, d1, ...` joined with commas, for `rank` dimensions.
 std::string printDimList(unsigned rank);
+/// The variable name `d<d>`.
+std::string printDim(int64_t d);
+/// Input names `in0, in1, ...` for the operands of `op`, joined with commas.
+std::string printOperandNames(mlir::Operation *op);
 
 /// Parses `text`, which an external model built, as a description. Failure
 /// means the model produced a malformed description: `reason` says so.
