@@ -471,9 +471,7 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
     const std::string &name = space->vars[v];
     bool nestedOnly = false;
     for (const OutputDesc &out : desc.outputs) {
-      OpDesc single;
-      single.outputs.push_back(out);
-      if (contains(single.getNestedReductionVars(), name) &&
+      if (contains(out.getNestedReductionVars(), name) &&
           !contains(getEpilogueReductionVars(out), name))
         nestedOnly = true;
     }

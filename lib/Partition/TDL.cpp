@@ -262,6 +262,12 @@ static void collectNestedReductionVars(const Expr &e,
     collectNestedReductionVars(o, vars);
 }
 
+std::vector<std::string> OutputDesc::getNestedReductionVars() const {
+  std::vector<std::string> vars;
+  collectNestedReductionVars(body, vars);
+  return vars;
+}
+
 std::vector<std::string> OpDesc::getNestedReductionVars() const {
   std::vector<std::string> vars;
   for (const OutputDesc &o : outputs)
@@ -280,9 +286,7 @@ std::vector<std::string> OpDesc::getLoopVars() const {
       add(v);
     for (const std::string &v : o.reductionVars)
       add(v);
-    std::vector<std::string> nested;
-    collectNestedReductionVars(o.body, nested);
-    for (const std::string &v : nested)
+    for (const std::string &v : o.getNestedReductionVars())
       add(v);
   }
   return vars;

@@ -267,8 +267,10 @@ bool Parser::parseReduction(Expr &e) {
   e.reducer = r;
   e.reductionVars = std::move(vars);
   e.operands.emplace_back();
-  // A nested reduction extends as far to the right as possible.
-  return parseExpr(e.operands.back()) || true;
+  // A nested reduction extends as far to the right as possible. It is a
+  // reduction either way; a failure in its body is recorded in `failed`.
+  parseExpr(e.operands.back());
+  return true;
 }
 
 bool Parser::parseExpr(Expr &e) {

@@ -97,6 +97,9 @@ struct OutputDesc {
   std::vector<std::string> reductionVars;
   Expr body;
 
+  /// Reduction variables of reductions nested inside the body.
+  std::vector<std::string> getNestedReductionVars() const;
+
   bool operator==(const OutputDesc &o) const;
 };
 

@@ -113,3 +113,24 @@ func.func @wrong_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "foo.h"(%x) {tdl.desc = 3 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Tests that the number of outputs must match the results.
+
+func.func @results(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  // expected-error@+1 {{the description has 1 outputs but the operation has 2}}
+  %0:2 = "foo.two"(%a) {tdl.desc = #tdl.desc<(i) = a[i]>} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+  return %0#0, %0#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Tests that a reduction whose extent the shapes do not determine is
+// reported.
+
+func.func @extent(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{cannot infer the extent of index variable 'k' from the shapes}}
+  %0 = "foo.win"(%a) {tdl.desc = #tdl.desc<(i) = sum(k) a[i - k]>} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
