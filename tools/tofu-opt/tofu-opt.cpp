@@ -8,6 +8,7 @@
 #include "tofu/Dialect/TDL/IR/TDL.h"
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/TDL/Transforms/Passes.h"
+#include "tofu/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,6 +36,8 @@ namespace tofu {
 namespace test {
 void registerTestTDLStrategiesPass();
 void registerTestShardingCrossCheckPass();
+void registerTestGradCheckPass();
+void registerTestTrainLoopPass();
 } // namespace test
 } // namespace tofu
 
@@ -49,8 +52,11 @@ int main(int argc, char **argv) {
   registry.insert<tofu::tdl::TDLDialect>();
   tofu::tdl::registerTDLExternalModels(registry);
   tofu::tdl::registerTDLPasses();
+  tofu::registerTofuPasses();
   tofu::test::registerTestTDLStrategiesPass();
   tofu::test::registerTestShardingCrossCheckPass();
+  tofu::test::registerTestGradCheckPass();
+  tofu::test::registerTestTrainLoopPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tofu-MLIR optimizer driver\n", registry));
 }

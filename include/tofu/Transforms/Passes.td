@@ -1,0 +1,89 @@
+//===- Passes.td - Tofu training-program passes --------------*- tablegen -*-===//
+//
+// Passes that turn a forward model into one complete training iteration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_TRANSFORMS_PASSES_TD
+#define TOFU_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode automatic differentiation of a scalar loss";
+  let description = [{
+    Turns every function that returns a scalar loss (a 0-d float tensor) and
+    has weight arguments (marked `{tofu.weight}`, or listed by `weights`)
+    into a training-step function `@<name>_train` that returns the loss and
+    the gradient of every weight, in argument order.
+
+    Adjoints of `linalg` operations are derived from their indexing maps:
+    named operations are generalized, and the gradient of input `i` is a
+    `linalg.generic` over the same loops whose output map is input `i`'s
+    map and whose body is the derivative of the scalar body (arith/math
+    rules, max/min reductions through a mask). Tensor data movement (`pad`,
+    `extract_slice`, `insert_slice`, `expand_shape`, `collapse_shape`,
+    `concat`) gets its transposed movement. Gradients of a value used more
+    than once are summed.
+
+    Every forward operation gets `tofu.op_id`; every backward operation gets
+    `tofu.bwd_of` (the forward operation it belongs to); every operation
+    that produces a gradient gets `tofu.grad_of` (the forward tensor), and
+    accumulations are marked `tofu.grad_accum`. Results carry `tofu.loss`
+    and `tofu.grad_of_arg`.
+
+    An operation on the path from a weight to the loss that cannot be
+    differentiated is an error that names it.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "Differentiate only this function (default: every function with "
+           "weights that returns a 0-d tensor)">,
+    ListOption<"weightArgs", "weights", "unsigned",
+               "Indices of the weight arguments (default: arguments marked "
+               "tofu.weight)">,
+    Option<"keepForward", "keep-forward", "bool", /*default=*/"false",
+           "Keep the forward function next to the training step">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def TofuOptimizer : Pass<"tofu-optimizer", "mlir::ModuleOp"> {
+  let summary = "Append the weight update of an optimizer to training steps";
+  let description = [{
+    Rewrites every training step produced by `tofu-autodiff` (results marked
+    `tofu.grad_of_arg`) so that it returns the loss, the updated weights and
+    the updated optimizer state instead of the gradients. The update is
+    element-wise `linalg.generic` operations.
+
+    - `sgd`: w' = w - lr g
+    - `momentum`: v' = mu v + g, w' = w - lr v' (one state tensor per weight)
+    - `adam`: m' = b1 m + (1-b1) g, v' = b2 v + (1-b2) g^2, t' = t + 1,
+      w' = w - lr (m'/(1-b1^t')) / (sqrt(v'/(1-b2^t')) + eps)
+      (two state tensors per weight, plus the step count t as a 0-d tensor)
+
+    State arguments are appended after the original arguments (marked
+    `tofu.state_of`), state results after the weights (marked
+    `tofu.updated_arg`).
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum or adam">,
+    Option<"learningRate", "lr", "double", /*default=*/"0.01",
+           "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum coefficient (momentum)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"epsilon", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // TOFU_TRANSFORMS_PASSES_TD

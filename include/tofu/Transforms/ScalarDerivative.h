@@ -1,0 +1,31 @@
+//===- ScalarDerivative.h - Derivatives of scalar bodies --------*- C++ -*-===//
+//
+// Forward-mode differentiation of the scalar body of a linalg operation:
+// the building block from which tofu-autodiff derives every adjoint.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_TRANSFORMS_SCALARDERIVATIVE_H
+#define TOFU_TRANSFORMS_SCALARDERIVATIVE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace tofu {
+
+/// Clones into `b` the operations of `root`'s block that `root` depends on,
+/// remapping values through `mapping`, and emits d root / d wrt after them.
+/// `wrt` is a value of that block (usually a block argument). Returns the
+/// derivative, a null value when it is identically zero, or failure after
+/// reporting the operation without a rule as an error on `owner`.
+mlir::FailureOr<mlir::Value>
+emitScalarDerivative(mlir::OpBuilder &b, mlir::Location loc, mlir::Value root,
+                     mlir::Value wrt, mlir::IRMapping &mapping,
+                     mlir::Operation *owner);
+
+/// True if `value` depends on `source` inside their block.
+bool dependsOn(mlir::Value value, mlir::Value source);
+
+} // namespace tofu
+
+#endif // TOFU_TRANSFORMS_SCALARDERIVATIVE_H

@@ -1,0 +1,43 @@
+//===- TrainingAttributes.h - Metadata of training steps --------*- C++ -*-===//
+//
+// Names of the discardable attributes with which tofu-autodiff and
+// tofu-optimizer record how a training step was built. Graph coarsening
+// reads them to group every backward operation with its forward operation
+// and every gradient with its tensor (Tofu §5.1).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_TRANSFORMS_TRAININGATTRIBUTES_H
+#define TOFU_TRANSFORMS_TRAININGATTRIBUTES_H
+
+namespace tofu {
+namespace attrs {
+
+/// Function argument: the argument is a trainable weight (unit).
+inline constexpr char kWeight[] = "tofu.weight";
+/// Forward operation: its identifier in the function (i64).
+inline constexpr char kOpId[] = "tofu.op_id";
+/// Backward operation: the identifier of the forward operation whose
+/// adjoint it computes (i64).
+inline constexpr char kBackwardOf[] = "tofu.bwd_of";
+/// Operation producing (part of) a gradient: the forward tensor it is the
+/// gradient of, as `array<i64: opId, resultNumber>`; opId -1 names the
+/// function argument `resultNumber`.
+inline constexpr char kGradientOf[] = "tofu.grad_of";
+/// The sum that accumulates the gradients of a tensor used more than once.
+inline constexpr char kGradientAccumulation[] = "tofu.grad_accum";
+/// Function result: the loss (unit).
+inline constexpr char kLoss[] = "tofu.loss";
+/// Function result: the gradient of the given argument (i64).
+inline constexpr char kGradientOfArg[] = "tofu.grad_of_arg";
+/// Function result: the updated value of the given argument (i64).
+inline constexpr char kUpdatedArg[] = "tofu.updated_arg";
+/// Function argument: optimizer state of the given weight argument (i64).
+inline constexpr char kStateOf[] = "tofu.state_of";
+/// Optimizer operation: the weight argument it updates (i64).
+inline constexpr char kUpdateOf[] = "tofu.update_of";
+
+} // namespace attrs
+} // namespace tofu
+
+#endif // TOFU_TRANSFORMS_TRAININGATTRIBUTES_H

@@ -1,0 +1,629 @@
+//===- Autodiff.cpp - Reverse-mode automatic differentiation --------------===//
+//
+// The tofu-autodiff pass: turns a function returning a scalar loss into a
+// training step returning the loss and the gradients of its weights, and
+// records which forward operation every backward operation belongs to.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Transforms/Passes.h"
+
+#include "tofu/Transforms/ScalarDerivative.h"
+#include "tofu/Transforms/TrainingAttributes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUAUTODIFF
+#include "tofu/Transforms/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+using namespace tofu;
+
+namespace {
+
+/// How a linalg body combines its accumulator with the per-iteration value.
+enum class Combiner { None, Add, Max, Min };
+
+/// Tags every operation inserted at the top level of the function with the
+/// forward operation being differentiated.
+class BackwardTagger : public OpBuilder::Listener {
+public:
+  explicit BackwardTagger(Block *body) : body(body) {}
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (op->getBlock() == body && forwardId >= 0)
+      op->setAttr(
+          attrs::kBackwardOf,
+          IntegerAttr::get(IntegerType::get(op->getContext(), 64), forwardId));
+  }
+  Block *body;
+  int64_t forwardId = -1;
+};
+
+/// Differentiates one function in place.
+class Differentiator {
+public:
+  Differentiator(func::FuncOp func, ArrayRef<unsigned> weights)
+      : func(func), weights(weights.begin(), weights.end()),
+        tagger(&func.getBody().front()), b(func.getContext(), &tagger) {}
+
+  LogicalResult run();
+
+private:
+  // Bookkeeping.
+  int64_t idOf(Operation *op) const {
+    auto attr = op->getAttrOfType<IntegerAttr>(attrs::kOpId);
+    return attr ? attr.getInt() : -1;
+  }
+  bool isActive(Value v) const { return active.contains(v); }
+  void addAdjoint(Value v, Value contribution);
+  Value zeros(Location loc, RankedTensorType type);
+  Value
+  elementwise(Location loc, RankedTensorType type, ValueRange inputs,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+  // Rules.
+  LogicalResult differentiate(Operation *op);
+  LogicalResult differentiateLinalg(linalg::LinalgOp op);
+  LogicalResult differentiateGeneric(linalg::GenericOp g, Operation *fwd);
+  Value buildInputGradient(linalg::GenericOp g, Operation *fwd,
+                           Combiner combiner, Value root, unsigned operand,
+                           bool initAsInput, bool &failed);
+  Value pruneInputs(linalg::GenericOp g, unsigned numForwardInputs);
+
+  func::FuncOp func;
+  llvm::SmallDenseSet<unsigned> weights;
+  BackwardTagger tagger;
+  OpBuilder b;
+  llvm::DenseSet<Value> active;
+  llvm::DenseMap<Value, Value> adjoint;
+};
+
+} // namespace
+
+Value Differentiator::elementwise(
+    Location loc, RankedTensorType type, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  unsigned rank = type.getRank();
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, body(nb, l, args));
+             })
+      .getResult(0);
+}
+
+Value Differentiator::zeros(Location loc, RankedTensorType type) {
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type.getElementType(), 0.0));
+  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+      .getResult(0);
+}
+
+/// The `array<i64: opId, resultNumber>` naming a forward tensor.
+static DenseI64ArrayAttr forwardTensorAttr(MLIRContext *ctx, Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return DenseI64ArrayAttr::get(ctx, {-1, arg.getArgNumber()});
+  auto result = cast<OpResult>(v);
+  auto id = result.getOwner()->getAttrOfType<IntegerAttr>(attrs::kOpId);
+  return DenseI64ArrayAttr::get(
+      ctx, {id ? id.getInt() : -1, result.getResultNumber()});
+}
+
+void Differentiator::addAdjoint(Value v, Value contribution) {
+  MLIRContext *ctx = func.getContext();
+  if (Operation *def = contribution.getDefiningOp();
+      def && def->getBlock() == &func.getBody().front() &&
+      !def->hasAttr(attrs::kOpId))
+    def->setAttr(attrs::kGradientOf, forwardTensorAttr(ctx, v));
+  auto [it, inserted] = adjoint.try_emplace(v, contribution);
+  if (inserted)
+    return;
+  // A value used more than once: sum the contributions element-wise.
+  Value total =
+      elementwise(v.getLoc(), cast<RankedTensorType>(v.getType()),
+                  {it->second, contribution},
+                  [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                    return arith::AddFOp::create(nb, l, args[0], args[1]);
+                  });
+  Operation *sum = total.getDefiningOp();
+  sum->setAttr(attrs::kGradientAccumulation, UnitAttr::get(ctx));
+  sum->setAttr(attrs::kGradientOf, forwardTensorAttr(ctx, v));
+  // The accumulation belongs to the producer of the tensor.
+  if (Operation *producer = v.getDefiningOp())
+    sum->setAttr(attrs::kBackwardOf, producer->getAttr(attrs::kOpId));
+  else
+    sum->removeAttr(attrs::kBackwardOf);
+  it->second = total;
+}
+
+//===----------------------------------------------------------------------===//
+// linalg
+//===----------------------------------------------------------------------===//
+
+/// The combiner of a reduction body `yield combine(acc, e)`, and e.
+static Combiner matchCombiner(linalg::GenericOp g, Value &e) {
+  Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
+  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  Operation *def = yield.getOperand(0).getDefiningOp();
+  if (!def || def->getBlock() != g.getBody() || def->getNumOperands() != 2)
+    return Combiner::None;
+  Combiner c = Combiner::None;
+  if (isa<arith::AddFOp>(def))
+    c = Combiner::Add;
+  else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def))
+    c = Combiner::Max;
+  else if (isa<arith::MinimumFOp, arith::MinNumFOp>(def))
+    c = Combiner::Min;
+  if (c == Combiner::None)
+    return c;
+  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+  if (lhs == acc && !dependsOn(rhs, acc))
+    e = rhs;
+  else if (rhs == acc && !dependsOn(lhs, acc))
+    e = lhs;
+  else
+    return Combiner::None;
+  return c;
+}
+
+/// True if the concatenation of `maps` gives every loop a size.
+static bool isInvertible(ArrayRef<AffineMap> maps, MLIRContext *ctx) {
+  return bool(inversePermutation(concatAffineMaps(maps, ctx)));
+}
+
+/// Erases the operations of `block` whose results are unused and that have
+/// no side effects: the forward values a derivative did not need.
+static void eraseDeadOps(Block *block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block->without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty() && isMemoryEffectFree(op))
+      op->erase();
+}
+
+Value Differentiator::pruneInputs(linalg::GenericOp g,
+                                  unsigned numForwardInputs) {
+  eraseDeadOps(g.getBody());
+  // Drop forward inputs the derivative does not read, as long as every loop
+  // keeps a size.
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  SmallVector<bool> keep(g.getNumDpsInputs(), true);
+  for (unsigned i = 0; i < numForwardInputs; ++i) {
+    if (!g.getBody()->getArgument(i).use_empty())
+      continue;
+    keep[i] = false;
+    SmallVector<AffineMap> kept;
+    for (unsigned j = 0; j < maps.size(); ++j)
+      if (j >= keep.size() || keep[j])
+        kept.push_back(maps[j]);
+    if (!isInvertible(kept, g.getContext()))
+      keep[i] = true;
+  }
+  if (llvm::all_of(keep, [](bool k) { return k; }))
+    return g.getResult(0);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> newMaps;
+  for (unsigned i = 0; i < keep.size(); ++i)
+    if (keep[i]) {
+      inputs.push_back(g.getDpsInputOperand(i)->get());
+      newMaps.push_back(maps[i]);
+    }
+  newMaps.push_back(maps.back());
+  auto pruned = linalg::GenericOp::create(b, g.getLoc(), g.getResultTypes(),
+                                          inputs, g.getDpsInits(), newMaps,
+                                          g.getIteratorTypesArray());
+  pruned->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+  pruned.getRegion().takeBody(g.getRegion());
+  for (int i = keep.size() - 1; i >= 0; --i)
+    if (!keep[i])
+      pruned.getBody()->eraseArgument(i);
+  g.erase();
+  return pruned.getResult(0);
+}
+
+Value Differentiator::buildInputGradient(linalg::GenericOp g, Operation *fwd,
+                                         Combiner combiner, Value root,
+                                         unsigned operand, bool initAsInput,
+                                         bool &failed) {
+  Location loc = fwd->getLoc();
+  MLIRContext *ctx = g.getContext();
+  OpOperand *initOperand = g.getDpsInitOperand(0);
+  bool wrtInit = operand == g.getNumDpsInputs();
+  OpOperand &wrtOperand = g->getOpOperand(operand);
+  AffineMap wrtMap = g.getMatchingIndexingMap(&wrtOperand);
+  AffineMap outMap = g.getMatchingIndexingMap(initOperand);
+  Block *body = g.getBody();
+  Value wrtArg = body->getArgument(operand);
+  unsigned numInputs = g.getNumDpsInputs();
+
+  SmallVector<Value> inputs(g.getDpsInputs());
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : g.getDpsInputOperands())
+    maps.push_back(g.getMatchingIndexingMap(in));
+  inputs.push_back(adjoint.lookup(fwd->getResult(0)));
+  maps.push_back(outMap);
+  if (combiner == Combiner::Max || combiner == Combiner::Min) {
+    inputs.push_back(fwd->getResult(0));
+    maps.push_back(outMap);
+  }
+  if (initAsInput) {
+    inputs.push_back(initOperand->get());
+    maps.push_back(outMap);
+  }
+  maps.push_back(wrtMap);
+
+  // A loop is parallel if the gradient's map uses it, a reduction otherwise.
+  SmallVector<utils::IteratorType> iters(g.getNumLoops(),
+                                         utils::IteratorType::reduction);
+  for (AffineExpr expr : wrtMap.getResults())
+    expr.walk([&](AffineExpr e) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        iters[dim.getPosition()] = utils::IteratorType::parallel;
+    });
+
+  auto type = cast<RankedTensorType>(wrtOperand.get().getType());
+  Value init = zeros(loc, type);
+  auto grad = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        IRMapping mapping;
+        for (unsigned i = 0; i < numInputs; ++i)
+          mapping.map(body->getArgument(i), args[i]);
+        unsigned next = numInputs;
+        Value dy = args[next++];
+        Value y = (combiner == Combiner::Max || combiner == Combiner::Min)
+                      ? args[next++]
+                      : Value();
+        if (initAsInput)
+          mapping.map(body->getArgument(numInputs), args[next++]);
+        Value acc = args.back();
+        FailureOr<Value> d =
+            emitScalarDerivative(nb, l, root, wrtArg, mapping, fwd);
+        Value contribution;
+        if (mlir::failed(d)) {
+          failed = true;
+        } else if (*d) {
+          contribution = arith::MulFOp::create(nb, l, *d, dy);
+        }
+        if (contribution && y) {
+          Value e = mapping.lookupOrDefault(root);
+          Value hit =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, e, y);
+          Value zero = arith::ConstantOp::create(
+              nb, l, nb.getFloatAttr(acc.getType(), 0.0));
+          contribution =
+              arith::SelectOp::create(nb, l, hit, contribution, zero);
+        }
+        Value result = contribution
+                           ? arith::AddFOp::create(nb, l, acc, contribution)
+                           : acc;
+        linalg::YieldOp::create(nb, l, result);
+      });
+  (void)ctx;
+  (void)wrtInit;
+  return pruneInputs(grad, numInputs);
+}
+
+LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
+                                                   Operation *fwd) {
+  if (g.getNumDpsInits() != 1)
+    return fwd->emitError("tofu-autodiff: cannot differentiate '")
+           << fwd->getName() << "' with " << g.getNumDpsInits() << " outputs";
+  bool hasReduction = g.getNumReductionLoops() > 0;
+  Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
+  Value yielded = g.getBody()->getTerminator()->getOperand(0);
+  Value root = yielded;
+  Combiner combiner = Combiner::None;
+  if (hasReduction) {
+    combiner = matchCombiner(g, root);
+    if (combiner == Combiner::None)
+      return fwd->emitError("tofu-autodiff: cannot differentiate '")
+             << fwd->getName()
+             << "': its reduction is not 'acc + f', 'max(acc, f)' or "
+                "'min(acc, f)'";
+  }
+  bool initUsed = !hasReduction && dependsOn(root, acc);
+
+  bool failed = false;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    Value v = in->get();
+    if (!isActive(v) || !isa<RankedTensorType>(v.getType()))
+      continue;
+    BlockArgument arg = g.getMatchingBlockArgument(in);
+    if (!dependsOn(root, arg))
+      continue;
+    Value grad = buildInputGradient(g, fwd, combiner, root,
+                                    in->getOperandNumber(), initUsed, failed);
+    if (failed)
+      return failure();
+    addAdjoint(v, grad);
+  }
+
+  // The gradient of the initial value of the output.
+  Value init = g.getDpsInitOperand(0)->get();
+  if (!isActive(init))
+    return success();
+  Value dy = adjoint.lookup(fwd->getResult(0));
+  if (combiner == Combiner::Add) {
+    addAdjoint(init, dy);
+  } else if (combiner != Combiner::None) {
+    // max/min: the initial value wins where it equals the result.
+    auto type = cast<RankedTensorType>(init.getType());
+    Value y = fwd->getResult(0);
+    addAdjoint(
+        init,
+        elementwise(fwd->getLoc(), type, {init, y, dy},
+                    [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                      Value hit = arith::CmpFOp::create(
+                          nb, l, arith::CmpFPredicate::OEQ, args[0], args[1]);
+                      Value zero = arith::ConstantOp::create(
+                          nb, l, nb.getFloatAttr(args[2].getType(), 0.0));
+                      return arith::SelectOp::create(nb, l, hit, args[2], zero);
+                    }));
+  } else if (initUsed) {
+    Value grad = buildInputGradient(g, fwd, combiner, root, g.getNumDpsInputs(),
+                                    initUsed, failed);
+    if (failed)
+      return failure();
+    addAdjoint(init, grad);
+  }
+  return success();
+}
+
+LogicalResult Differentiator::differentiateLinalg(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op))
+    return success(); // Overwrites its init; the fill value is a constant.
+  if (!op.hasPureTensorSemantics() || op->getNumResults() != 1)
+    return op->emitError("tofu-autodiff: cannot differentiate '")
+           << op->getName() << "': expected one tensor result";
+  if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return differentiateGeneric(g, op);
+  // Derive the adjoint from the generic form of a clone.
+  IRRewriter rewriter(b);
+  Operation *clone = rewriter.clone(*op.getOperation());
+  FailureOr<linalg::GenericOp> generic =
+      linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(clone));
+  if (failed(generic)) {
+    clone->erase();
+    return op->emitError("tofu-autodiff: cannot differentiate '")
+           << op->getName() << "': it has no generic form";
+  }
+  LogicalResult result = differentiateGeneric(*generic, op);
+  rewriter.eraseOp(*generic);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor data movement and the driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult Differentiator::differentiate(Operation *op) {
+  Location loc = op->getLoc();
+  Value dy =
+      op->getNumResults() == 1 ? adjoint.lookup(op->getResult(0)) : Value();
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return differentiateLinalg(linalgOp);
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    auto srcType = pad.getSourceType();
+    SmallVector<OpFoldResult> sizes,
+        strides(srcType.getRank(), b.getIndexAttr(1));
+    for (int64_t d : srcType.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    addAdjoint(pad.getSource(),
+               tensor::ExtractSliceOp::create(
+                   b, loc, srcType, dy, pad.getMixedLowPad(), sizes, strides));
+    return success();
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    Value init = zeros(loc, slice.getSourceType());
+    addAdjoint(slice.getSource(),
+               tensor::InsertSliceOp::create(
+                   b, loc, dy, init, slice.getMixedOffsets(),
+                   slice.getMixedSizes(), slice.getMixedStrides()));
+    return success();
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    if (isActive(insert.getSource()))
+      addAdjoint(insert.getSource(),
+                 tensor::ExtractSliceOp::create(b, loc, insert.getSourceType(),
+                                                dy, insert.getMixedOffsets(),
+                                                insert.getMixedSizes(),
+                                                insert.getMixedStrides()));
+    if (isActive(insert.getDest())) {
+      Value hole = zeros(loc, insert.getSourceType());
+      addAdjoint(insert.getDest(),
+                 tensor::InsertSliceOp::create(
+                     b, loc, hole, dy, insert.getMixedOffsets(),
+                     insert.getMixedSizes(), insert.getMixedStrides()));
+    }
+    return success();
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    addAdjoint(expand.getSrc(), tensor::CollapseShapeOp::create(
+                                    b, loc, expand.getSrcType(), dy,
+                                    expand.getReassociationIndices()));
+    return success();
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    if (!collapse.getSrcType().hasStaticShape())
+      return op->emitError("tofu-autodiff: cannot differentiate '")
+             << op->getName() << "' with a dynamic shape";
+    addAdjoint(collapse.getSrc(), tensor::ExpandShapeOp::create(
+                                      b, loc, collapse.getSrcType(), dy,
+                                      collapse.getReassociationIndices()));
+    return success();
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    int64_t dim = concat.getDim(), offset = 0;
+    for (Value input : concat.getInputs()) {
+      auto type = cast<RankedTensorType>(input.getType());
+      if (isActive(input)) {
+        SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
+            sizes, strides(type.getRank(), b.getIndexAttr(1));
+        offsets[dim] = b.getIndexAttr(offset);
+        for (int64_t d : type.getShape())
+          sizes.push_back(b.getIndexAttr(d));
+        addAdjoint(input, tensor::ExtractSliceOp::create(
+                              b, loc, type, dy, offsets, sizes, strides));
+      }
+      offset += type.getDimSize(dim);
+    }
+    return success();
+  }
+  return op->emitError("tofu-autodiff: cannot differentiate '")
+         << op->getName() << "'";
+}
+
+LogicalResult Differentiator::run() {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() != 1)
+    return func.emitError("tofu-autodiff: expected a function returning one "
+                          "scalar loss, found ")
+           << ret.getNumOperands() << " results";
+  Value loss = ret.getOperand(0);
+  auto lossType = dyn_cast<RankedTensorType>(loss.getType());
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType()))
+    return func.emitError("tofu-autodiff: the loss must be a 0-d float "
+                          "tensor, found ")
+           << loss.getType();
+
+  // Identify forward operations; find the values that depend on weights.
+  int64_t nextId = 0;
+  Type i64 = IntegerType::get(func.getContext(), 64);
+  SmallVector<Operation *> forward;
+  for (unsigned w : weights)
+    active.insert(func.getArgument(w));
+  for (Operation &op : body.without_terminator()) {
+    op.setAttr(attrs::kOpId, IntegerAttr::get(i64, nextId++));
+    forward.push_back(&op);
+    bool isActiveOp =
+        llvm::any_of(op.getOperands(), [&](Value v) { return isActive(v); });
+    if (!isActiveOp)
+      continue;
+    if (op.getNumRegions() && !isa<linalg::LinalgOp, tensor::PadOp>(op))
+      return op.emitError("tofu-autodiff: cannot differentiate '")
+             << op.getName() << "' with regions";
+    for (Value r : op.getResults())
+      if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
+        active.insert(r);
+  }
+
+  // Seed the loss with 1 and walk the forward operations backwards.
+  b.setInsertionPoint(ret);
+  Location loc = ret.getLoc();
+  {
+    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
+                                          lossType.getElementType());
+    Value one = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(lossType.getElementType(), 1.0));
+    auto seed =
+        linalg::FillOp::create(b, loc, ValueRange{one}, ValueRange{empty});
+    seed->setAttr(attrs::kGradientOf,
+                  forwardTensorAttr(func.getContext(), loss));
+    adjoint[loss] = seed.getResult(0);
+  }
+  for (Operation *op : llvm::reverse(forward)) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value r) { return adjoint.count(r); }) ||
+        llvm::none_of(op->getOperands(), [&](Value v) { return isActive(v); }))
+      continue;
+    tagger.forwardId = idOf(op);
+    if (failed(differentiate(op)))
+      return failure();
+  }
+  tagger.forwardId = -1;
+
+  // Return the loss and the gradient of every weight.
+  SmallVector<Value> results{loss};
+  SmallVector<Type> resultTypes{loss.getType()};
+  SmallVector<unsigned> order(weights.begin(), weights.end());
+  llvm::sort(order);
+  for (unsigned w : order) {
+    Value arg = func.getArgument(w);
+    Value grad = adjoint.lookup(arg);
+    if (!grad)
+      grad = zeros(loc, cast<RankedTensorType>(arg.getType()));
+    results.push_back(grad);
+    resultTypes.push_back(arg.getType());
+  }
+  func::ReturnOp::create(b, loc, results);
+  ret.erase();
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         func.getArgumentTypes(), resultTypes));
+  func.setResultAttr(0, attrs::kLoss, b.getUnitAttr());
+  for (auto [i, w] : llvm::enumerate(order)) {
+    func.setResultAttr(i + 1, attrs::kGradientOfArg, b.getI64IntegerAttr(w));
+    func.setArgAttr(w, attrs::kWeight, b.getUnitAttr());
+  }
+  return success();
+}
+
+namespace {
+struct TofuAutodiffPass
+    : public tofu::impl::TofuAutodiffBase<TofuAutodiffPass> {
+  using TofuAutodiffBase::TofuAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() &&
+          (funcName.empty() || func.getName() == funcName))
+        funcs.push_back(func);
+    if (!funcName.empty() && funcs.empty()) {
+      module.emitError("tofu-autodiff: no function named '") << funcName << "'";
+      return signalPassFailure();
+    }
+    for (func::FuncOp func : funcs) {
+      SmallVector<unsigned> weights(weightArgs.begin(), weightArgs.end());
+      if (weights.empty())
+        for (unsigned i = 0; i < func.getNumArguments(); ++i)
+          if (func.getArgAttr(i, attrs::kWeight))
+            weights.push_back(i);
+      for (unsigned w : weights)
+        if (w >= func.getNumArguments()) {
+          func.emitError("tofu-autodiff: weight argument ")
+              << w << " out of range";
+          return signalPassFailure();
+        }
+      if (weights.empty()) {
+        if (funcName.empty())
+          continue; // Not a model: nothing to differentiate.
+        func.emitError("tofu-autodiff: no weight arguments (mark them "
+                       "{tofu.weight} or pass weights=...)");
+        return signalPassFailure();
+      }
+      func::FuncOp train = func;
+      if (keepForward) {
+        OpBuilder builder(func);
+        builder.setInsertionPointAfter(func);
+        train = cast<func::FuncOp>(builder.clone(*func));
+      }
+      train.setName((func.getName() + "_train").str());
+      if (failed(Differentiator(train, weights).run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,240 @@
+//===- Optimizer.cpp - Weight updates of training steps -------------------===//
+//
+// The tofu-optimizer pass: replaces the gradients returned by a training
+// step with the SGD, momentum or Adam update of the weights, as element-wise
+// linalg.generic operations, so that the step is a complete iteration.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Transforms/Passes.h"
+
+#include "tofu/Transforms/TrainingAttributes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUOPTIMIZER
+#include "tofu/Transforms/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+using namespace tofu;
+
+namespace {
+
+/// The scalar update rule: given the element values of its operands, yields
+/// the element of the result.
+using ScalarRule = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// Emits the element-wise update ops of one training step.
+class UpdateBuilder {
+public:
+  UpdateBuilder(OpBuilder &b, Location loc, Type elementType)
+      : b(b), loc(loc), elementType(elementType) {}
+
+  /// An element-wise generic over `type`; 0-d operands broadcast.
+  Value map(RankedTensorType type, ValueRange inputs, ScalarRule rule,
+            int64_t weightArg) {
+    unsigned rank = type.getRank();
+    SmallVector<AffineMap> maps;
+    for (Value in : inputs)
+      maps.push_back(cast<RankedTensorType>(in.getType()).getRank() == 0
+                         ? AffineMap::get(rank, 0, b.getContext())
+                         : b.getMultiDimIdentityMap(rank));
+    maps.push_back(b.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value init =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    auto op = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iters,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          linalg::YieldOp::create(nb, l, rule(nb, l, args));
+        });
+    op->setAttr(attrs::kUpdateOf, b.getI64IntegerAttr(weightArg));
+    return op.getResult(0);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type elementType;
+};
+
+Value constant(OpBuilder &b, Location loc, Type type, double v) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
+}
+
+struct TofuOptimizerPass
+    : public tofu::impl::TofuOptimizerBase<TofuOptimizerPass> {
+  using TofuOptimizerBase::TofuOptimizerBase;
+
+  LogicalResult rewrite(func::FuncOp func);
+
+  void runOnOperation() override {
+    if (kind != "sgd" && kind != "momentum" && kind != "adam") {
+      getOperation().emitError("tofu-optimizer: unknown kind '")
+          << kind << "' (expected sgd, momentum or adam)";
+      return signalPassFailure();
+    }
+    bool found = false;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      bool isStep = false;
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        isStep |= bool(func.getResultAttr(i, attrs::kGradientOfArg));
+      if (!isStep)
+        continue;
+      found = true;
+      if (failed(rewrite(func)))
+        return signalPassFailure();
+    }
+    if (!found) {
+      getOperation().emitError("tofu-optimizer: no training step found (run "
+                               "tofu-autodiff first)");
+      signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+
+LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder b(ret);
+  Location loc = ret.getLoc();
+  double lr = learningRate, mu = momentum, b1 = beta1, b2 = beta2,
+         eps = epsilon;
+
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  SmallVector<Value> stateResults;
+  SmallVector<int64_t> stateResultOf;
+  // The Adam step count, a 0-d tensor shared by all weights.
+  Value step, nextStep;
+  auto addState = [&](Type type, int64_t weight) {
+    unsigned index = func.getNumArguments();
+    (void)func.insertArgument(index, type, {}, loc);
+    func.setArgAttr(index, attrs::kStateOf, b.getI64IntegerAttr(weight));
+    return func.getArgument(index);
+  };
+
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+    Value value = ret.getOperand(i);
+    auto gradOf =
+        func.getResultAttrOfType<IntegerAttr>(i, attrs::kGradientOfArg);
+    if (!gradOf) {
+      results.push_back(value);
+      resultAttrs.push_back(func.getResultAttrDict(i));
+      continue;
+    }
+    int64_t w = gradOf.getInt();
+    Value weight = func.getArgument(w);
+    auto type = cast<RankedTensorType>(weight.getType());
+    Type et = type.getElementType();
+    UpdateBuilder u(b, loc, et);
+    Value updated;
+    if (kind == "sgd") {
+      updated = u.map(
+          type, {weight, value},
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            Value step =
+                arith::MulFOp::create(nb, l, constant(nb, l, et, lr), a[1]);
+            return arith::SubFOp::create(nb, l, a[0], step);
+          },
+          w);
+    } else if (kind == "momentum") {
+      Value velocity = addState(type, w);
+      Value next = u.map(
+          type, {velocity, value},
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            Value m =
+                arith::MulFOp::create(nb, l, constant(nb, l, et, mu), a[0]);
+            return arith::AddFOp::create(nb, l, m, a[1]);
+          },
+          w);
+      updated = u.map(
+          type, {weight, next},
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            Value step =
+                arith::MulFOp::create(nb, l, constant(nb, l, et, lr), a[1]);
+            return arith::SubFOp::create(nb, l, a[0], step);
+          },
+          w);
+      stateResults.push_back(next);
+      stateResultOf.push_back(w);
+    } else {
+      if (!step) {
+        auto scalar = RankedTensorType::get({}, et);
+        step = addState(scalar, -1);
+        nextStep = u.map(
+            scalar, {step},
+            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+              return arith::AddFOp::create(nb, l, a[0],
+                                           constant(nb, l, et, 1.0));
+            },
+            -1);
+      }
+      Value m = addState(type, w), v = addState(type, w);
+      auto ema = [&](double beta, bool square) {
+        return [=](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value g = square ? arith::MulFOp::create(nb, l, a[1], a[1]) : a[1];
+          Value old =
+              arith::MulFOp::create(nb, l, constant(nb, l, et, beta), a[0]);
+          Value add =
+              arith::MulFOp::create(nb, l, constant(nb, l, et, 1.0 - beta), g);
+          return arith::AddFOp::create(nb, l, old, add);
+        };
+      };
+      Value mNext = u.map(type, {m, value}, ema(b1, false), w);
+      Value vNext = u.map(type, {v, value}, ema(b2, true), w);
+      updated = u.map(
+          type, {weight, mNext, vNext, nextStep},
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            auto one = constant(nb, l, et, 1.0);
+            auto correction = [&](double beta) -> Value {
+              Value p =
+                  math::PowFOp::create(nb, l, constant(nb, l, et, beta), a[3]);
+              return arith::SubFOp::create(nb, l, one, p);
+            };
+            Value mHat = arith::DivFOp::create(nb, l, a[1], correction(b1));
+            Value vHat = arith::DivFOp::create(nb, l, a[2], correction(b2));
+            Value denom =
+                arith::AddFOp::create(nb, l, math::SqrtOp::create(nb, l, vHat),
+                                      constant(nb, l, et, eps));
+            Value delta = arith::MulFOp::create(
+                nb, l, constant(nb, l, et, lr),
+                arith::DivFOp::create(nb, l, mHat, denom));
+            return arith::SubFOp::create(nb, l, a[0], delta);
+          },
+          w);
+      stateResults.append({mNext, vNext});
+      stateResultOf.append({w, w});
+    }
+    results.push_back(updated);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(attrs::kUpdatedArg, b.getI64IntegerAttr(w))));
+  }
+  if (nextStep) {
+    stateResults.push_back(nextStep);
+    stateResultOf.push_back(-1);
+  }
+  for (auto [value, w] : llvm::zip(stateResults, stateResultOf)) {
+    results.push_back(value);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(attrs::kStateOf, b.getI64IntegerAttr(w))));
+  }
+  func::ReturnOp::create(b, loc, results);
+  ret.erase();
+  SmallVector<Type> types;
+  for (Value v : results)
+    types.push_back(v.getType());
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), func.getArgumentTypes(), types));
+  func.setAllResultAttrs(resultAttrs);
+  return success();
+}

@@ -1,0 +1,174 @@
+//===- TestGradCheck.cpp - Finite-difference check of gradients -----------===//
+//
+// -test-tofu-gradcheck adds a `main` that compares the gradients returned by
+// `@F_train` (tofu-autodiff with keep-forward) with central finite
+// differences of `@F`, on deterministic pseudo-random inputs. It prints
+//
+//   GRADCHECK checked=N
+//   GRADCHECK worst_error_over_bound=R
+//   GRADCHECK failures=M
+//
+// where a sample fails if |fd - ad| > bound = rtol * max(|fd|, |ad|) + atol,
+// and R is the largest |fd - ad| / bound (at most 1 when nothing fails).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestInputs.h"
+
+#include "tofu/Transforms/TrainingAttributes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace {
+
+struct TestGradCheckPass
+    : public PassWrapper<TestGradCheckPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestGradCheckPass)
+
+  TestGradCheckPass() = default;
+  TestGradCheckPass(const TestGradCheckPass &pass) : PassWrapper(pass) {}
+
+  StringRef getArgument() const final { return "test-tofu-gradcheck"; }
+  StringRef getDescription() const final {
+    return "Add a main that checks @F_train's gradients against finite "
+           "differences of @F";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, math::MathDialect,
+                    tensor::TensorDialect, vector::VectorDialect>();
+  }
+
+  Option<std::string> funcName{*this, "func",
+                               llvm::cl::desc("Forward function"),
+                               llvm::cl::init("forward")};
+  Option<unsigned> samples{*this, "samples",
+                           llvm::cl::desc("Elements checked per weight"),
+                           llvm::cl::init(4)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("Finite-difference step"),
+                     llvm::cl::init(1e-6)};
+  Option<double> rtol{*this, "rtol", llvm::cl::desc("Relative tolerance"),
+                      llvm::cl::init(1e-4)};
+  Option<double> atol{*this, "atol", llvm::cl::desc("Absolute tolerance"),
+                      llvm::cl::init(1e-8)};
+  Option<bool> verbose{*this, "verbose", llvm::cl::desc("Print every sample"),
+                       llvm::cl::init(false)};
+  Option<double> corrupt{*this, "corrupt",
+                         llvm::cl::desc("Scale the gradients by this factor "
+                                        "(to see the check fail)"),
+                         llvm::cl::init(1.0)};
+
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void TestGradCheckPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto forward = module.lookupSymbol<func::FuncOp>(funcName);
+  auto train = module.lookupSymbol<func::FuncOp>(funcName + "_train");
+  if (!forward || !train) {
+    module.emitError("test-tofu-gradcheck: expected @")
+        << funcName << " and @" << funcName << "_train";
+    return signalPassFailure();
+  }
+  Location loc = module.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto main = func::FuncOp::create(b, loc, "main", b.getFunctionType({}, {}));
+  b.setInsertionPointToStart(main.addEntryBlock());
+
+  SmallVector<Value> args;
+  for (auto [i, type] : llvm::enumerate(forward.getArgumentTypes())) {
+    auto tensorType = cast<RankedTensorType>(type);
+    bool isWeight = train.getArgAttr(i, tofu::attrs::kWeight) != nullptr;
+    args.push_back(tofu::test::randomTensor(
+        b, loc, tensorType, i + 1,
+        isWeight ? tofu::test::weightScale(tensorType) : 1.0));
+  }
+  auto step = func::CallOp::create(b, loc, train, args);
+
+  Type f = cast<RankedTensorType>(step.getResult(0).getType()).getElementType();
+  auto cst = [&](double v) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(f, v)).getResult();
+  };
+  auto loss = [&](ArrayRef<Value> callArgs) -> Value {
+    auto call = func::CallOp::create(b, loc, forward, callArgs);
+    return tensor::ExtractOp::create(b, loc, call.getResult(0), ValueRange{});
+  };
+  Value failures = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  Value one = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
+  Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  int64_t checked = 0;
+  Value maxError = cst(0.0);
+
+  for (unsigned r = 1; r < train.getNumResults(); ++r) {
+    auto w =
+        train.getResultAttrOfType<IntegerAttr>(r, tofu::attrs::kGradientOfArg);
+    if (!w)
+      continue;
+    unsigned a = w.getInt();
+    auto type = cast<RankedTensorType>(args[a].getType());
+    int64_t n = type.getNumElements();
+    int64_t count = std::min<int64_t>(samples, n);
+    for (int64_t s = 0; s < count; ++s) {
+      // Spread the samples over the tensor, including its last element.
+      int64_t flat = count == 1 ? 0 : s * (n - 1) / (count - 1);
+      SmallVector<Value> index;
+      for (int64_t d = type.getRank() - 1, rest = flat; d >= 0; --d) {
+        index.insert(index.begin(), arith::ConstantIndexOp::create(
+                                        b, loc, rest % type.getDimSize(d)));
+        rest /= type.getDimSize(d);
+      }
+      Value x = tensor::ExtractOp::create(b, loc, args[a], index);
+      auto shifted = [&](double delta) {
+        SmallVector<Value> callArgs(args);
+        Value v = arith::AddFOp::create(b, loc, x, cst(delta));
+        callArgs[a] = tensor::InsertOp::create(b, loc, v, args[a], index);
+        return loss(callArgs);
+      };
+      Value diff = arith::SubFOp::create(b, loc, shifted(eps), shifted(-eps));
+      Value fd = arith::DivFOp::create(b, loc, diff, cst(2 * eps));
+      Value ad = tensor::ExtractOp::create(b, loc, step.getResult(r), index);
+      ad = arith::MulFOp::create(b, loc, ad, cst(corrupt));
+      Value err =
+          math::AbsFOp::create(b, loc, arith::SubFOp::create(b, loc, fd, ad));
+      Value scale =
+          arith::MaximumFOp::create(b, loc, math::AbsFOp::create(b, loc, fd),
+                                    math::AbsFOp::create(b, loc, ad));
+      Value bound = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, scale, cst(rtol)), cst(atol));
+      Value bad =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, err, bound);
+      failures = arith::AddIOp::create(
+          b, loc, failures, arith::SelectOp::create(b, loc, bad, one, zero));
+      maxError = arith::MaximumFOp::create(
+          b, loc, maxError, arith::DivFOp::create(b, loc, err, bound));
+      if (verbose) {
+        std::string label = "GRADCHECK arg " + std::to_string(a) + " element " +
+                            std::to_string(flat) + " fd/ad: ";
+        vector::PrintOp::create(b, loc, label);
+        vector::PrintOp::create(b, loc, fd, vector::PrintPunctuation::Comma);
+        vector::PrintOp::create(b, loc, ad, vector::PrintPunctuation::NewLine);
+      }
+      ++checked;
+    }
+  }
+  tofu::test::printValue(
+      b, loc, "GRADCHECK checked=",
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(checked)));
+  tofu::test::printValue(b, loc, "GRADCHECK worst_error_over_bound=", maxError);
+  tofu::test::printValue(b, loc, "GRADCHECK failures=", failures);
+  func::ReturnOp::create(b, loc);
+}
+
+namespace tofu {
+namespace test {
+void registerTestGradCheckPass() { PassRegistration<TestGradCheckPass>(); }
+} // namespace test
+} // namespace tofu
