@@ -28,3 +28,15 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PYTHONPATH",
                              os.path.join(config.tofu_src_root, "python"),
                              append_path=True)
+
+# Lowering of linalg-on-tensors to LLVM and execution of `main` on the CPU.
+config.substitutions.append((
+    "%run_cpu",
+    "mlir-opt --one-shot-bufferize=bufferize-function-boundaries "
+    "--buffer-deallocation-pipeline --convert-linalg-to-loops "
+    "--expand-strided-metadata --lower-affine --convert-scf-to-cf "
+    "--convert-math-to-llvm --convert-math-to-libm --convert-to-llvm "
+    "--reconcile-unrealized-casts | mlir-runner -e main "
+    "-entry-point-result=void -shared-libs=%s,%s" % (
+        os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"))))

@@ -167,20 +167,20 @@ def _classifier(b, x, sizes, classes):
     return x
 
 
-def alexnet(b, batch=8, image=224, classes=1000, width=1):
+def alexnet(b, batch=8, image=224, classes=1000, width=1, narrow=1, fc=4096):
     x = b.input("x", (batch, 3, image, image))
     y = b.label("labels", (batch, classes))
     cfg = [(64, 11, 4, 2, True), (192, 5, 1, 2, True), (384, 3, 1, 1, False),
            (256, 3, 1, 1, False), (256, 3, 1, 1, True)]
     for i, (out, k, stride, pad, pool) in enumerate(cfg):
-        w = b.weight(f"conv{i}", (out * width, x.shape[1], k, k))
+        w = b.weight(f"conv{i}", (out * width // narrow, x.shape[1], k, k))
         x = b.relu(b.conv2d(x, w, stride, pad))
         if pool:
             x = b.maxpool2d(x, 3, 2)
-    return b.softmax_cross_entropy(_classifier(b, x, [4096, 4096], classes), y)
+    return b.softmax_cross_entropy(_classifier(b, x, [fc, fc], classes), y)
 
 
-def vgg16(b, batch=8, image=224, classes=1000, width=1):
+def vgg16(b, batch=8, image=224, classes=1000, width=1, narrow=1, fc=4096):
     x = b.input("x", (batch, 3, image, image))
     y = b.label("labels", (batch, classes))
     cfg = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
@@ -190,10 +190,10 @@ def vgg16(b, batch=8, image=224, classes=1000, width=1):
         if item == "M":
             x = b.maxpool2d(x, 2, 2)
             continue
-        w = b.weight(f"conv{count}", (item * width, x.shape[1], 3, 3))
+        w = b.weight(f"conv{count}", (item * width // narrow, x.shape[1], 3, 3))
         count += 1
         x = b.relu(b.conv2d(x, w, 1, 1))
-    return b.softmax_cross_entropy(_classifier(b, x, [4096, 4096], classes), y)
+    return b.softmax_cross_entropy(_classifier(b, x, [fc, fc], classes), y)
 
 
 # -- names and CLI ------------------------------------------------------------------
@@ -273,7 +273,7 @@ def main(argv=None):
     parser.add_argument("--dtype", default="f32", choices=["f32", "f64"])
     for opt in ["batch", "layers", "hidden", "steps", "embed", "depth", "width", "image",
                 "classes", "heads", "seq", "ffn", "features", "channels", "length",
-                "filters", "kernel"]:
+                "filters", "kernel", "narrow", "fc"]:
         parser.add_argument(f"--{opt}", type=int)
     parser.add_argument("--stages", help="WResNet blocks per stage, e.g. 1,1")
     args = parser.parse_args(argv)

@@ -2,7 +2,8 @@
 //
 // -test-tofu-gradcheck adds a `main` that compares the gradients returned by
 // `@F_train` (tofu-autodiff with keep-forward) with central finite
-// differences of `@F`, on deterministic pseudo-random inputs. It prints
+// differences of `@F`, on deterministic pseudo-random inputs (weights in
+// +-1/sqrt(fan-in), other arguments in [0, 1)). It prints
 //
 //   GRADCHECK checked=N
 //   GRADCHECK worst_error_over_bound=R
@@ -89,7 +90,8 @@ void TestGradCheckPass::runOnOperation() {
     bool isWeight = train.getArgAttr(i, tofu::attrs::kWeight) != nullptr;
     args.push_back(tofu::test::randomTensor(
         b, loc, tensorType, i + 1,
-        isWeight ? tofu::test::weightScale(tensorType) : 1.0));
+        isWeight ? tofu::test::weightScale(tensorType) : 1.0,
+        /*nonNegative=*/!isWeight));
   }
   auto step = func::CallOp::create(b, loc, train, args);
 
@@ -143,8 +145,9 @@ void TestGradCheckPass::runOnOperation() {
                                     math::AbsFOp::create(b, loc, ad));
       Value bound = arith::AddFOp::create(
           b, loc, arith::MulFOp::create(b, loc, scale, cst(rtol)), cst(atol));
+      // UGT: a NaN on either side fails too.
       Value bad =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, err, bound);
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, err, bound);
       failures = arith::AddIOp::create(
           b, loc, failures, arith::SelectOp::create(b, loc, bad, one, zero));
       maxError = arith::MaximumFOp::create(

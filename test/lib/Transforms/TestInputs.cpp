@@ -11,14 +11,14 @@ using namespace mlir;
 
 Value tofu::test::randomTensor(OpBuilder &b, Location loc,
                                RankedTensorType type, uint64_t seed,
-                               double scale) {
+                               double scale, bool nonNegative) {
   uint64_t state = seed * 6364136223846793005ULL + 1442695040888963407ULL;
   SmallVector<APFloat> values;
   auto floatType = cast<FloatType>(type.getElementType());
   for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     double unit = double(state >> 11) / double(1ULL << 53); // [0, 1)
-    APFloat v((2.0 * unit - 1.0) * scale);
+    APFloat v((nonNegative ? unit : 2.0 * unit - 1.0) * scale);
     bool lost;
     v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
               &lost);

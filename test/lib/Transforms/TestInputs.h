@@ -14,11 +14,12 @@
 namespace tofu {
 namespace test {
 
-/// A constant tensor of `type` with values uniform in [-scale, scale) drawn
-/// from a fixed linear congruential generator seeded with `seed`.
+/// A constant tensor of `type` with values uniform in [-scale, scale) (or
+/// [0, scale) if `nonNegative`) drawn from a fixed linear congruential
+/// generator seeded with `seed`.
 mlir::Value randomTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, uint64_t seed,
-                         double scale);
+                         double scale, bool nonNegative = false);
 
 /// The range of the initial values of a weight of `type`: 1/sqrt(fan-in),
 /// with the fan-in estimated as the number of elements over the largest

@@ -69,7 +69,9 @@ void TestTrainLoopPass::runOnOperation() {
   auto main = func::FuncOp::create(b, loc, "main", b.getFunctionType({}, {}));
   b.setInsertionPointToStart(main.addEntryBlock());
 
-  // Data and weights are random; optimizer state starts at zero.
+  // Weights are random, data and labels random and non-negative (so that
+  // soft labels make cross-entropy bounded below); optimizer state starts
+  // at zero.
   SmallVector<Value> args;
   for (auto [i, type] : llvm::enumerate(train.getArgumentTypes())) {
     auto tensorType = cast<RankedTensorType>(type);
@@ -85,7 +87,8 @@ void TestTrainLoopPass::runOnOperation() {
       bool isWeight = train.getArgAttr(i, tofu::attrs::kWeight) != nullptr;
       args.push_back(tofu::test::randomTensor(
           b, loc, tensorType, i + 1,
-          isWeight ? scale * tofu::test::weightScale(tensorType) : 1.0));
+          isWeight ? scale * tofu::test::weightScale(tensorType) : 1.0,
+          /*nonNegative=*/!isWeight));
     }
   }
 
