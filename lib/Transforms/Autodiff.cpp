@@ -131,7 +131,7 @@ void Differentiator::addAdjoint(Value v, Value contribution) {
   MLIRContext *ctx = func.getContext();
   if (Operation *def = contribution.getDefiningOp();
       def && def->getBlock() == &func.getBody().front() &&
-      !def->hasAttr(attrs::kOpId))
+      !def->hasAttr(attrs::kOpId) && !def->hasAttr(attrs::kGradientOf))
     def->setAttr(attrs::kGradientOf, forwardTensorAttr(ctx, v));
   auto [it, inserted] = adjoint.try_emplace(v, contribution);
   if (inserted)
@@ -517,8 +517,12 @@ LogicalResult Differentiator::run() {
   for (Operation &op : body.without_terminator()) {
     op.setAttr(attrs::kOpId, IntegerAttr::get(i64, nextId++));
     forward.push_back(&op);
-    bool isActiveOp =
-        llvm::any_of(op.getOperands(), [&](Value v) { return isActive(v); });
+    // Values captured by regions count as operands.
+    bool isActiveOp = false;
+    op.walk([&](Operation *nested) {
+      isActiveOp |= llvm::any_of(nested->getOperands(),
+                                 [&](Value v) { return isActive(v); });
+    });
     if (!isActiveOp)
       continue;
     if (op.getNumRegions() && !isa<linalg::LinalgOp, tensor::PadOp>(op))
