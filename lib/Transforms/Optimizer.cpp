@@ -137,16 +137,14 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
     auto type = cast<RankedTensorType>(weight.getType());
     Type et = type.getElementType();
     UpdateBuilder u(b, loc, et);
+    // w - lr * d, for the gradient or the velocity d.
+    auto descend = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      Value step = arith::MulFOp::create(nb, l, constant(nb, l, et, lr), a[1]);
+      return arith::SubFOp::create(nb, l, a[0], step);
+    };
     Value updated;
     if (kind == "sgd") {
-      updated = u.map(
-          type, {weight, value},
-          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            Value step =
-                arith::MulFOp::create(nb, l, constant(nb, l, et, lr), a[1]);
-            return arith::SubFOp::create(nb, l, a[0], step);
-          },
-          w);
+      updated = u.map(type, {weight, value}, descend, w);
     } else if (kind == "momentum") {
       Value velocity = addState(type, w);
       Value next = u.map(
@@ -157,14 +155,7 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
             return arith::AddFOp::create(nb, l, m, a[1]);
           },
           w);
-      updated = u.map(
-          type, {weight, next},
-          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            Value step =
-                arith::MulFOp::create(nb, l, constant(nb, l, et, lr), a[1]);
-            return arith::SubFOp::create(nb, l, a[0], step);
-          },
-          w);
+      updated = u.map(type, {weight, next}, descend, w);
       stateResults.push_back(next);
       stateResultOf.push_back(w);
     } else {
