@@ -32,6 +32,12 @@ using namespace tofu;
 
 namespace {
 
+/// The error for an operation on the weight -> loss path without a rule.
+static InFlightDiagnostic cannotDifferentiate(Operation *op) {
+  return op->emitError("tofu-autodiff: cannot differentiate '")
+         << op->getName() << "'";
+}
+
 /// How a linalg body combines its accumulator with the per-iteration value.
 enum class Combiner { None, Add, Max, Min };
 
@@ -245,9 +251,7 @@ Value Differentiator::buildInputGradient(linalg::GenericOp g, Operation *fwd,
                                          unsigned operand, bool initAsInput,
                                          bool &failed) {
   Location loc = fwd->getLoc();
-  MLIRContext *ctx = g.getContext();
   OpOperand *initOperand = g.getDpsInitOperand(0);
-  bool wrtInit = operand == g.getNumDpsInputs();
   OpOperand &wrtOperand = g->getOpOperand(operand);
   AffineMap wrtMap = g.getMatchingIndexingMap(&wrtOperand);
   AffineMap outMap = g.getMatchingIndexingMap(initOperand);
@@ -318,16 +322,12 @@ Value Differentiator::buildInputGradient(linalg::GenericOp g, Operation *fwd,
                            : acc;
         linalg::YieldOp::create(nb, l, result);
       });
-  (void)ctx;
-  (void)wrtInit;
   return pruneInputs(grad, numInputs);
 }
 
 LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
                                                    Operation *fwd) {
-  if (g.getNumDpsInits() != 1)
-    return fwd->emitError("tofu-autodiff: cannot differentiate '")
-           << fwd->getName() << "' with " << g.getNumDpsInits() << " outputs";
+  // differentiateLinalg admits one tensor result, hence one init.
   bool hasReduction = g.getNumReductionLoops() > 0;
   Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
   Value yielded = g.getBody()->getTerminator()->getOperand(0);
@@ -336,9 +336,8 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
   if (hasReduction) {
     combiner = matchCombiner(g, root);
     if (combiner == Combiner::None)
-      return fwd->emitError("tofu-autodiff: cannot differentiate '")
-             << fwd->getName()
-             << "': its reduction is not 'acc + f', 'max(acc, f)' or "
+      return cannotDifferentiate(fwd)
+             << ": its reduction is not 'acc + f', 'max(acc, f)' or "
                 "'min(acc, f)'";
   }
   bool initUsed = !hasReduction && dependsOn(root, acc);
@@ -393,8 +392,8 @@ LogicalResult Differentiator::differentiateLinalg(linalg::LinalgOp op) {
   if (isa<linalg::FillOp>(op))
     return success(); // Overwrites its init; the fill value is a constant.
   if (!op.hasPureTensorSemantics() || op->getNumResults() != 1)
-    return op->emitError("tofu-autodiff: cannot differentiate '")
-           << op->getName() << "': expected one tensor result";
+    return cannotDifferentiate(op)
+           << ": expected one tensor result, found " << op->getNumResults();
   if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()))
     return differentiateGeneric(g, op);
   // Derive the adjoint from the generic form of a clone.
@@ -404,8 +403,7 @@ LogicalResult Differentiator::differentiateLinalg(linalg::LinalgOp op) {
       linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(clone));
   if (failed(generic)) {
     clone->erase();
-    return op->emitError("tofu-autodiff: cannot differentiate '")
-           << op->getName() << "': it has no generic form";
+    return cannotDifferentiate(op) << ": it has no generic form";
   }
   LogicalResult result = differentiateGeneric(*generic, op);
   rewriter.eraseOp(*generic);
@@ -465,8 +463,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
     if (!collapse.getSrcType().hasStaticShape())
-      return op->emitError("tofu-autodiff: cannot differentiate '")
-             << op->getName() << "' with a dynamic shape";
+      return cannotDifferentiate(op) << " with a dynamic shape";
     addAdjoint(collapse.getSrc(), tensor::ExpandShapeOp::create(
                                       b, loc, collapse.getSrcType(), dy,
                                       collapse.getReassociationIndices()));
@@ -489,8 +486,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
     }
     return success();
   }
-  return op->emitError("tofu-autodiff: cannot differentiate '")
-         << op->getName() << "'";
+  return cannotDifferentiate(op);
 }
 
 LogicalResult Differentiator::run() {
@@ -526,8 +522,7 @@ LogicalResult Differentiator::run() {
     if (!isActiveOp)
       continue;
     if (op.getNumRegions() && !isa<linalg::LinalgOp, tensor::PadOp>(op))
-      return op.emitError("tofu-autodiff: cannot differentiate '")
-             << op.getName() << "' with regions";
+      return cannotDifferentiate(&op) << " with regions";
     for (Value r : op.getResults())
       if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
         active.insert(r);

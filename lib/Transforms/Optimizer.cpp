@@ -33,8 +33,7 @@ using ScalarRule = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// Emits the element-wise update ops of one training step.
 class UpdateBuilder {
 public:
-  UpdateBuilder(OpBuilder &b, Location loc, Type elementType)
-      : b(b), loc(loc), elementType(elementType) {}
+  UpdateBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
   /// An element-wise generic over `type`; 0-d operands broadcast.
   Value map(RankedTensorType type, ValueRange inputs, ScalarRule rule,
@@ -60,7 +59,6 @@ public:
 
   OpBuilder &b;
   Location loc;
-  Type elementType;
 };
 
 Value constant(OpBuilder &b, Location loc, Type type, double v) {
@@ -136,7 +134,7 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
     Value weight = func.getArgument(w);
     auto type = cast<RankedTensorType>(weight.getType());
     Type et = type.getElementType();
-    UpdateBuilder u(b, loc, et);
+    UpdateBuilder u(b, loc);
     // w - lr * d, for the gradient or the velocity d.
     auto descend = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
       Value step = arith::MulFOp::create(nb, l, constant(nb, l, et, lr), a[1]);

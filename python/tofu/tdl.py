@@ -83,13 +83,6 @@ class Call(Expr):
         return f"{self.name}({', '.join(str(a) for a in self.args)})"
 
 
-class Slice:
-    """`:` in an access: the whole dimension."""
-
-    def __str__(self):
-        return ":"
-
-
 class Access(Expr):
     def __init__(self, tensor, indices):
         self.tensor, self.indices = tensor, indices
