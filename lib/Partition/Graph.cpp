@@ -1,0 +1,63 @@
+//===- Graph.cpp - The dataflow graph the search partitions ---------------===//
+
+#include "tofu/Partition/Graph.h"
+
+using namespace tofu;
+
+const char *tofu::stringifyTensorRole(TensorRole role) {
+  switch (role) {
+  case TensorRole::Input:
+    return "input";
+  case TensorRole::Weight:
+    return "weight";
+  case TensorRole::OptimizerState:
+    return "optimizer-state";
+  case TensorRole::Gradient:
+    return "gradient";
+  case TensorRole::Activation:
+    return "activation";
+  }
+  return "?";
+}
+
+std::string Graph::finalize() {
+  users.assign(tensors.size(), {});
+  int numTensors = tensors.size();
+  for (size_t o = 0; o < ops.size(); ++o) {
+    const OpNode &op = ops[o];
+    std::string where = "op " + std::to_string(o) + " (" + op.name + ")";
+    if (!op.desc)
+      return where + " has no description";
+    if (op.inputs.size() != op.desc->inputs.size() ||
+        op.shapes.inputs.size() != op.inputs.size())
+      return where + ": input count does not match its description";
+    if (op.outputs.size() != op.desc->outputs.size() ||
+        op.shapes.outputs.size() != op.outputs.size())
+      return where + ": output count does not match its description";
+    for (unsigned i = 0; i < op.inputs.size(); ++i) {
+      int t = op.inputs[i];
+      if (t < -1 || t >= numTensors)
+        return where + ": input " + std::to_string(i) + " is out of range";
+      if (t >= 0 && tensors[t].shape != op.shapes.inputs[i])
+        return where + ": input " + std::to_string(i) +
+               " shape differs from tensor " + tensors[t].name;
+      if (t >= 0)
+        users[t].push_back({(int)o, i});
+    }
+    for (unsigned i = 0; i < op.outputs.size(); ++i) {
+      int t = op.outputs[i];
+      if (t < -1 || t >= numTensors)
+        return where + ": output " + std::to_string(i) + " is out of range";
+      if (t >= 0 && tensors[t].shape != op.shapes.outputs[i])
+        return where + ": output " + std::to_string(i) +
+               " shape differs from tensor " + tensors[t].name;
+    }
+    if (op.forwardOf >= (int)ops.size() || op.updateOf >= numTensors)
+      return where + ": metadata is out of range";
+  }
+  for (const TensorNode &t : tensors)
+    if (t.producer >= (int)ops.size() || t.gradientOf >= numTensors ||
+        t.stateOf >= numTensors)
+      return "tensor " + t.name + ": metadata is out of range";
+  return "";
+}

@@ -1,0 +1,786 @@
+//===- Search.cpp - The recursive partition search (Tofu §5) --------------===//
+
+#include "tofu/Partition/Search.h"
+#include "tofu/Partition/MinSum.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+using namespace tofu;
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+static const std::pair<Algorithm, const char *> kAlgorithmNames[] = {
+    {Algorithm::Tofu, "tofu"},
+    {Algorithm::BruteForce, "brute-force"},
+    {Algorithm::DataParallel, "data-parallel"},
+    {Algorithm::AllRowGreedy, "allrow-greedy"},
+    {Algorithm::Spartan, "spartan"},
+    {Algorithm::EqualChop, "equalchop"},
+    {Algorithm::ICML18, "icml18"},
+};
+
+std::optional<Algorithm> tofu::parseAlgorithm(const std::string &name) {
+  for (auto &[a, n] : kAlgorithmNames)
+    if (name == n)
+      return a;
+  return std::nullopt;
+}
+
+const char *tofu::stringifyAlgorithm(Algorithm algorithm) {
+  for (auto &[a, n] : kAlgorithmNames)
+    if (a == algorithm)
+      return n;
+  return "?";
+}
+
+//===----------------------------------------------------------------------===//
+// State and strategies
+//===----------------------------------------------------------------------===//
+
+StepState StepState::initial(const Graph &graph) {
+  StepState s;
+  for (const TensorNode &t : graph.tensors)
+    s.tensorShapes.push_back(t.shape);
+  for (const OpNode &op : graph.ops)
+    s.opShapes.push_back(op.shapes);
+  s.opBroken.assign(graph.ops.size(), false);
+  return s;
+}
+
+static std::string shapeKey(const Shape &s) {
+  std::string r;
+  for (int64_t d : s)
+    r += std::to_string(d) + "x";
+  return r;
+}
+
+const StrategySet *StrategyCache::get(const tdl::OpDesc &desc,
+                                      const OpShapes &shapes, unsigned k,
+                                      std::string &error) {
+  std::string key =
+      std::to_string((uintptr_t)&desc) + "/" + std::to_string(k) + ":";
+  for (const Shape &s : shapes.inputs)
+    key += shapeKey(s) + ",";
+  key += ";";
+  for (const Shape &s : shapes.outputs)
+    key += shapeKey(s) + ",";
+  auto it = sets.find(key);
+  if (it != sets.end())
+    return it->second.get();
+  auto failed = failures.find(key);
+  if (failed != failures.end()) {
+    error = failed->second;
+    return nullptr;
+  }
+  std::optional<StrategySet> set = discoverStrategies(desc, shapes, k, error);
+  if (!set) {
+    failures[key] = error;
+    return nullptr;
+  }
+  auto ptr = std::make_shared<StrategySet>(std::move(*set));
+  sets[key] = ptr;
+  return ptr.get();
+}
+
+std::vector<Shape> Plan::getFinalTensorShapes(const Graph &graph) const {
+  if (steps.empty()) {
+    std::vector<Shape> out;
+    for (const TensorNode &t : graph.tensors)
+      out.push_back(t.shape);
+    return out;
+  }
+  const PlanStep &last = steps.back();
+  std::vector<Shape> out = last.before.tensorShapes;
+  for (size_t t = 0; t < out.size(); ++t)
+    if (last.tilings[t].kind == Tiling::Kind::Cut)
+      out[t][last.tilings[t].dim] /= last.k;
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// StepModel
+//===----------------------------------------------------------------------===//
+
+StepModel::StepModel(const Graph &graph, const StepState &state, unsigned k,
+                     const SearchOptions &options, StrategyCache &cache)
+    : graph(graph), state(state), k(k) {
+  unsigned replicatedTensors = 0, replicatedOps = 0, brokenOps = 0;
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    const Shape &shape = state.tensorShapes[t];
+    std::vector<Tiling> opts;
+    for (unsigned d = 0; d < shape.size(); ++d)
+      if (shape[d] >= (int64_t)k && shape[d] % k == 0)
+        opts.push_back(Tiling::cut(d));
+    if (options.replication || opts.empty())
+      opts.push_back(Tiling::replicate());
+    replicatedTensors += opts.size() == 1 && !shape.empty() &&
+                         opts[0].kind == Tiling::Kind::Replicate;
+    tensorOptions.push_back(std::move(opts));
+  }
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const OpNode &op = graph.ops[o];
+    const StrategySet *set = nullptr;
+    std::string error;
+    if (!state.opBroken[o])
+      set = cache.get(*op.desc, state.opShapes[o], k, error);
+    brokenOps += !set;
+    sets.push_back(set);
+    std::vector<OpChoice> opts;
+    if (set)
+      for (const Strategy &s : set->strategies)
+        if (!s.uneven &&
+            !(s.reducesOutput && options.algorithm == Algorithm::ICML18))
+          opts.push_back({(int)s.var});
+    if (opts.empty()) {
+      opts.push_back({-1});
+      ++replicatedOps;
+    }
+    opOptions.push_back(std::move(opts));
+  }
+  std::string step = "step of " + std::to_string(k) + ": ";
+  if (replicatedTensors)
+    remarks.push_back(step + std::to_string(replicatedTensors) +
+                      " tensor(s) have no dimension divisible by " +
+                      std::to_string(k) + " and are replicated");
+  if (replicatedOps)
+    remarks.push_back(step + std::to_string(replicatedOps) +
+                      " operator(s) have no even strategy and run replicated");
+  if (brokenOps)
+    remarks.push_back(step + std::to_string(brokenOps) +
+                      " operator(s) no longer fit their description after "
+                      "earlier cuts and run replicated");
+}
+
+const Strategy *StepModel::getStrategy(int op, OpChoice choice) const {
+  if (choice.var < 0 || !sets[op])
+    return nullptr;
+  for (const Strategy &s : sets[op]->strategies)
+    if ((int)s.var == choice.var)
+      return &s;
+  return nullptr;
+}
+
+/// |L| / |Q|: scales a count on the operator's operand to the tensor's tile.
+static double scaleTo(const Shape &tensor, const Shape &operand) {
+  if (tensor == operand)
+    return 1.0;
+  int64_t q = getNumElements(operand);
+  return q ? (double)getNumElements(tensor) / q : 0.0;
+}
+
+double StepModel::inputCost(int op, unsigned j, OpChoice choice,
+                            Tiling tiling) const {
+  const OpNode &node = graph.ops[op];
+  int t = node.inputs[j];
+  if (t < 0)
+    return 0;
+  const Shape &operand = state.opShapes[op].inputs[j];
+  double elements;
+  if (const Strategy *s = getStrategy(op, choice)) {
+    const InputRequirement &req = s->inputs[j];
+    if (!req.read)
+      return 0;
+    size_t index = tiling.kind == Tiling::Kind::Cut ? tiling.dim
+                   : tiling.kind == Tiling::Kind::Replicate
+                       ? operand.size()
+                       : operand.size() + 1;
+    elements = req.fetch[index];
+  } else {
+    elements = getConversionCost(operand, tiling, Tiling::replicate(), k);
+  }
+  return elements * scaleTo(state.tensorShapes[t], operand) *
+         graph.tensors[t].elementBytes * state.groups;
+}
+
+double StepModel::outputCost(int op, unsigned j, OpChoice choice,
+                             Tiling tiling) const {
+  const OpNode &node = graph.ops[op];
+  int t = node.outputs[j];
+  if (t < 0)
+    return 0;
+  const Shape &operand = state.opShapes[op].outputs[j];
+  const Strategy *s = getStrategy(op, choice);
+  Tiling produced = s ? s->outputs[j] : Tiling::replicate();
+  double elements = getConversionCost(operand, produced, tiling, k);
+  return elements * scaleTo(state.tensorShapes[t], operand) *
+         graph.tensors[t].elementBytes * state.groups;
+}
+
+OpChoice StepModel::bestChoice(int op,
+                               const std::vector<Tiling> &tilings) const {
+  const OpNode &node = graph.ops[op];
+  OpChoice best = opOptions[op].front();
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (OpChoice c : opOptions[op]) {
+    double cost = 0;
+    for (unsigned j = 0; j < node.inputs.size(); ++j)
+      if (node.inputs[j] >= 0)
+        cost += inputCost(op, j, c, tilings[node.inputs[j]]);
+    for (unsigned j = 0; j < node.outputs.size(); ++j)
+      if (node.outputs[j] >= 0)
+        cost += outputCost(op, j, c, tilings[node.outputs[j]]);
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = c;
+    }
+  }
+  return best;
+}
+
+/// A short summary of what a strategy needs of one input.
+static std::string describeNeed(const InputRequirement &req) {
+  if (!req.read)
+    return "unread";
+  if (req.cutDim == -2)
+    return "irregular";
+  if (req.cutDim == -1)
+    return "whole";
+  std::string s = "cut(" + std::to_string(req.cutDim) + ")";
+  if (req.hasHalo())
+    s += "+halo" + std::to_string(req.halo[req.cutDim]);
+  return s;
+}
+
+PlanStep StepModel::evaluate(std::vector<Tiling> tilings,
+                             std::vector<OpChoice> choices) const {
+  PlanStep step;
+  step.k = k;
+  step.groups = state.groups;
+  step.before = state;
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const OpNode &node = graph.ops[o];
+    OpStep os;
+    os.choice = choices[o];
+    const Strategy *s = getStrategy(o, os.choice);
+    os.strategy = s ? sets[o]->space.vars[s->var] : "replicated";
+    for (unsigned j = 0; j < node.inputs.size(); ++j) {
+      os.needs.push_back(s ? describeNeed(s->inputs[j]) : "whole");
+      double c = node.inputs[j] >= 0
+                     ? inputCost(o, j, os.choice, tilings[node.inputs[j]])
+                     : 0.0;
+      os.inputBytes.push_back(c);
+      step.bytes += c;
+    }
+    for (unsigned j = 0; j < node.outputs.size(); ++j) {
+      os.produces.push_back(s ? s->outputs[j] : Tiling::replicate());
+      double c = node.outputs[j] >= 0
+                     ? outputCost(o, j, os.choice, tilings[node.outputs[j]])
+                     : 0.0;
+      os.outputBytes.push_back(c);
+      step.bytes += c;
+    }
+    step.ops.push_back(std::move(os));
+  }
+  step.tilings = std::move(tilings);
+  return step;
+}
+
+double StepModel::cost(const std::vector<Tiling> &tilings,
+                       const std::vector<OpChoice> &choices) const {
+  double total = 0;
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const OpNode &node = graph.ops[o];
+    for (unsigned j = 0; j < node.inputs.size(); ++j)
+      if (node.inputs[j] >= 0)
+        total += inputCost(o, j, choices[o], tilings[node.inputs[j]]);
+    for (unsigned j = 0; j < node.outputs.size(); ++j)
+      if (node.outputs[j] >= 0)
+        total += outputCost(o, j, choices[o], tilings[node.outputs[j]]);
+  }
+  return total;
+}
+
+StepState StepModel::advance(const PlanStep &step) const {
+  std::vector<OpChoice> choices;
+  for (const OpStep &o : step.ops)
+    choices.push_back(o.choice);
+  return advance(step.tilings, choices);
+}
+
+StepState StepModel::advance(const std::vector<Tiling> &tilings,
+                             const std::vector<OpChoice> &choices) const {
+  StepState next = state;
+  next.groups = state.groups * k;
+  for (size_t t = 0; t < graph.tensors.size(); ++t)
+    if (tilings[t].kind == Tiling::Kind::Cut)
+      next.tensorShapes[t][tilings[t].dim] /= k;
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const Strategy *s = getStrategy(o, choices[o]);
+    if (!s)
+      continue;
+    OpShapes &shapes = next.opShapes[o];
+    for (unsigned j = 0; j < shapes.inputs.size(); ++j) {
+      const InputRequirement &req = s->inputs[j];
+      if (!req.read || req.regions.empty())
+        continue;
+      const Box *largest = &req.regions.front();
+      for (const Box &b : req.regions)
+        if (b.volume() > largest->volume())
+          largest = &b;
+      for (unsigned d = 0; d < shapes.inputs[j].size(); ++d)
+        shapes.inputs[j][d] = largest->hi[d] - largest->lo[d] + 1;
+    }
+    for (unsigned j = 0; j < shapes.outputs.size(); ++j)
+      if (s->outputs[j].kind == Tiling::Kind::Cut)
+        shapes.outputs[j][s->outputs[j].dim] /= k;
+    std::string error;
+    if (!inferLoopSpace(*graph.ops[o].desc, shapes, error))
+      next.opBroken[o] = true;
+  }
+  return next;
+}
+
+//===----------------------------------------------------------------------===//
+// The DP step
+//===----------------------------------------------------------------------===//
+
+PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
+                          const SearchOptions &options, bool bruteForce,
+                          bool &tooLarge) {
+  tooLarge = false;
+  const Graph &graph = model.graph;
+  size_t numSlots = coarse.slots.size();
+
+  // Each slot's values: the choices every member can take.
+  std::vector<std::vector<OpChoice>> opValues(numSlots);
+  std::vector<std::vector<Tiling>> tensorValues(numSlots);
+  std::vector<unsigned> slotSize(numSlots);
+  for (size_t s = 0; s < numSlots; ++s) {
+    const CoarseSlot &slot = coarse.slots[s];
+    if (slot.isOp) {
+      std::vector<OpChoice> vals = model.opOptions[slot.members.front()];
+      for (int o : slot.members) {
+        const auto &mine = model.opOptions[o];
+        vals.erase(std::remove_if(vals.begin(), vals.end(),
+                                  [&](OpChoice c) {
+                                    return std::find(mine.begin(), mine.end(),
+                                                     c) == mine.end();
+                                  }),
+                   vals.end());
+      }
+      if (vals.empty())
+        vals.push_back({-1});
+      slotSize[s] = vals.size();
+      opValues[s] = std::move(vals);
+    } else {
+      std::vector<Tiling> vals = model.tensorOptions[slot.members.front()];
+      for (int t : slot.members) {
+        const auto &mine = model.tensorOptions[t];
+        vals.erase(std::remove_if(vals.begin(), vals.end(),
+                                  [&](Tiling c) {
+                                    return std::find(mine.begin(), mine.end(),
+                                                     c) == mine.end();
+                                  }),
+                   vals.end());
+      }
+      if (vals.empty())
+        vals.push_back(Tiling::replicate());
+      slotSize[s] = vals.size();
+      tensorValues[s] = std::move(vals);
+    }
+  }
+
+  // Slots become DP variables, a node's slots together while the node has
+  // at most maxNodeValues values.
+  MinSumProblem problem;
+  std::vector<unsigned> slotVar(numSlots), slotStride(numSlots);
+  for (const CoarseNode &node : coarse.nodes) {
+    std::vector<unsigned> current;
+    uint64_t size = 1;
+    auto flush = [&]() {
+      if (current.empty())
+        return;
+      unsigned v = problem.addVariable(size);
+      uint64_t stride = 1;
+      for (size_t i = current.size(); i-- > 0;) {
+        slotVar[current[i]] = v;
+        slotStride[current[i]] = stride;
+        stride *= slotSize[current[i]];
+      }
+      current.clear();
+      size = 1;
+    };
+    for (unsigned s : node.slots) {
+      if (!current.empty() && size * slotSize[s] > options.maxNodeValues)
+        flush();
+      current.push_back(s);
+      size *= slotSize[s];
+    }
+    flush();
+  }
+
+  // Edge costs, first per pair of slots.
+  std::map<std::pair<unsigned, unsigned>, std::vector<double>> slotPairs;
+  auto addEdge = [&](int o, unsigned j, bool isInput) {
+    int t = isInput ? graph.ops[o].inputs[j] : graph.ops[o].outputs[j];
+    if (t < 0)
+      return;
+    unsigned so = coarse.opSlot[o], st = coarse.tensorSlot[t];
+    std::vector<double> &table = slotPairs[{so, st}];
+    table.resize((size_t)slotSize[so] * slotSize[st], 0.0);
+    for (unsigned a = 0; a < slotSize[so]; ++a)
+      for (unsigned b = 0; b < slotSize[st]; ++b)
+        table[a * slotSize[st] + b] +=
+            isInput
+                ? model.inputCost(o, j, opValues[so][a], tensorValues[st][b])
+                : model.outputCost(o, j, opValues[so][a], tensorValues[st][b]);
+  };
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    for (unsigned j = 0; j < graph.ops[o].inputs.size(); ++j)
+      addEdge(o, j, true);
+    for (unsigned j = 0; j < graph.ops[o].outputs.size(); ++j)
+      addEdge(o, j, false);
+  }
+  // Then per pair of variables.
+  std::map<std::pair<unsigned, unsigned>, std::vector<double>> varPairs;
+  for (auto &[key, small] : slotPairs) {
+    auto [so, st] = key;
+    unsigned vo = slotVar[so], vt = slotVar[st];
+    unsigned dt = slotSize[st];
+    auto valueOf = [&](unsigned slot, unsigned x) {
+      return (x / slotStride[slot]) % slotSize[slot];
+    };
+    if (vo == vt) {
+      std::vector<double> unary(problem.domains[vo], 0.0);
+      for (unsigned x = 0; x < problem.domains[vo]; ++x)
+        unary[x] = small[valueOf(so, x) * dt + valueOf(st, x)];
+      problem.addUnary(vo, unary);
+      continue;
+    }
+    unsigned a = std::min(vo, vt), b = std::max(vo, vt);
+    unsigned sa = vo < vt ? so : st, sb = vo < vt ? st : so;
+    std::vector<double> &table = varPairs[{a, b}];
+    unsigned da = problem.domains[a], db = problem.domains[b];
+    table.resize((size_t)da * db, 0.0);
+    for (unsigned x = 0; x < da; ++x)
+      for (unsigned y = 0; y < db; ++y) {
+        unsigned ca = valueOf(sa, x), cb = valueOf(sb, y);
+        table[(size_t)x * db + y] +=
+            vo < vt ? small[ca * dt + cb] : small[cb * dt + ca];
+      }
+  }
+  for (auto &[key, table] : varPairs)
+    problem.addPairwise(key.first, key.second, std::move(table));
+
+  MinSumSolution solution;
+  if (bruteForce) {
+    auto found = bruteForceMinSum(problem, options.maxBruteForce);
+    if (!found) {
+      tooLarge = true;
+      return {};
+    }
+    solution = std::move(*found);
+  } else {
+    solution = solveMinSum(problem, options.maxTableSize);
+  }
+
+  std::vector<Tiling> tilings(graph.tensors.size());
+  std::vector<OpChoice> choices(graph.ops.size());
+  for (size_t s = 0; s < numSlots; ++s) {
+    unsigned x = solution.assignment[slotVar[s]];
+    unsigned c = (x / slotStride[s]) % slotSize[s];
+    for (int m : coarse.slots[s].members) {
+      if (coarse.slots[s].isOp)
+        choices[m] = opValues[s][c];
+      else
+        tilings[m] = tensorValues[s][c];
+    }
+  }
+  PlanStep step = model.evaluate(std::move(tilings), std::move(choices));
+  step.exact = solution.exact;
+  step.largestTable = solution.largestTable;
+  assert(std::abs(step.bytes - solution.cost) <=
+             1e-6 * std::max(1.0, std::abs(step.bytes)) &&
+         "the DP's objective differs from the plan's cost");
+  return step;
+}
+
+//===----------------------------------------------------------------------===//
+// Baselines
+//===----------------------------------------------------------------------===//
+
+/// Weights, their gradients and optimizer state.
+static bool isModelState(const Graph &graph, int t) {
+  for (int steps = 0; t >= 0 && steps < 4; ++steps) {
+    const TensorNode &tn = graph.tensors[t];
+    if (tn.role == TensorRole::Weight ||
+        tn.role == TensorRole::OptimizerState || tn.stateOf >= 0)
+      return true;
+    t = tn.gradientOf;
+  }
+  return false;
+}
+
+static bool contains(const std::vector<Tiling> &v, Tiling t) {
+  return std::find(v.begin(), v.end(), t) != v.end();
+}
+
+static PlanStep withBestChoices(const StepModel &model,
+                                std::vector<Tiling> tilings) {
+  std::vector<OpChoice> choices;
+  for (size_t o = 0; o < model.graph.ops.size(); ++o)
+    choices.push_back(model.bestChoice(o, tilings));
+  return model.evaluate(std::move(tilings), std::move(choices));
+}
+
+static PlanStep dataParallelStep(const StepModel &model) {
+  std::vector<Tiling> tilings;
+  for (size_t t = 0; t < model.graph.tensors.size(); ++t) {
+    bool cut0 = contains(model.tensorOptions[t], Tiling::cut(0));
+    tilings.push_back(!isModelState(model.graph, t) && cut0
+                          ? Tiling::cut(0)
+                          : Tiling::replicate());
+  }
+  return withBestChoices(model, std::move(tilings));
+}
+
+static PlanStep allRowStep(const StepModel &model) {
+  std::vector<Tiling> tilings;
+  for (size_t t = 0; t < model.graph.tensors.size(); ++t)
+    tilings.push_back(model.tensorOptions[t].front());
+  return withBestChoices(model, std::move(tilings));
+}
+
+static PlanStep spartanStep(const StepModel &model) {
+  const Graph &graph = model.graph;
+  size_t n = graph.tensors.size();
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  auto bytes = [&](int t) {
+    return getNumElements(model.state.tensorShapes[t]) *
+           graph.tensors[t].elementBytes;
+  };
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return bytes(a) != bytes(b) ? bytes(a) > bytes(b) : a < b;
+  });
+  std::vector<Tiling> tilings(n);
+  std::vector<bool> fixed(n, false);
+  // The cheapest choice of `op` counting only edges to fixed tensors.
+  auto opCost = [&](int op) {
+    const OpNode &node = graph.ops[op];
+    double best = std::numeric_limits<double>::infinity();
+    for (OpChoice c : model.opOptions[op]) {
+      double cost = 0;
+      for (unsigned j = 0; j < node.inputs.size(); ++j)
+        if (node.inputs[j] >= 0 && fixed[node.inputs[j]])
+          cost += model.inputCost(op, j, c, tilings[node.inputs[j]]);
+      for (unsigned j = 0; j < node.outputs.size(); ++j)
+        if (node.outputs[j] >= 0 && fixed[node.outputs[j]])
+          cost += model.outputCost(op, j, c, tilings[node.outputs[j]]);
+      best = std::min(best, cost);
+    }
+    return best;
+  };
+  for (int t : order) {
+    std::vector<int> ops;
+    for (auto [o, j] : graph.users[t])
+      ops.push_back(o);
+    if (graph.tensors[t].producer >= 0)
+      ops.push_back(graph.tensors[t].producer);
+    std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+    fixed[t] = true;
+    Tiling best = model.tensorOptions[t].front();
+    double bestCost = std::numeric_limits<double>::infinity();
+    for (Tiling candidate : model.tensorOptions[t]) {
+      tilings[t] = candidate;
+      double cost = 0;
+      for (int o : ops)
+        cost += opCost(o);
+      if (cost < bestCost) {
+        bestCost = cost;
+        best = candidate;
+      }
+    }
+    tilings[t] = best;
+  }
+  return withBestChoices(model, std::move(tilings));
+}
+
+//===----------------------------------------------------------------------===//
+// The recursion
+//===----------------------------------------------------------------------===//
+
+std::optional<Plan> tofu::searchPlan(const Graph &graph,
+                                     const Topology &topology,
+                                     const SearchOptions &options,
+                                     std::string &error) {
+  Plan plan;
+  plan.algorithm = options.algorithm;
+  plan.replication = options.replication;
+  plan.topology = topology;
+  std::vector<RecursionStep> steps = topology.getSteps();
+  if (options.algorithm == Algorithm::EqualChop && !steps.empty())
+    steps = {{topology.getNumDevices(), steps.front().level}};
+  bool brute = options.algorithm == Algorithm::BruteForce;
+  CoarseGraph coarse =
+      coarsen(graph, brute ? CoarsenOptions::none() : options.coarsen);
+  StrategyCache cache;
+  StepState state = StepState::initial(graph);
+  for (const RecursionStep &rs : steps) {
+    StepModel model(graph, state, rs.k, options, cache);
+    for (const std::string &r : model.remarks)
+      plan.remarks.push_back(r);
+    PlanStep step;
+    switch (options.algorithm) {
+    case Algorithm::DataParallel:
+      step = dataParallelStep(model);
+      break;
+    case Algorithm::AllRowGreedy:
+      step = allRowStep(model);
+      break;
+    case Algorithm::Spartan:
+      step = spartanStep(model);
+      break;
+    default: {
+      bool tooLarge = false;
+      step = searchStep(model, coarse, options, brute, tooLarge);
+      if (tooLarge) {
+        error = "brute force would enumerate more than " +
+                std::to_string(options.maxBruteForce) +
+                " assignments at a step of " + std::to_string(rs.k) +
+                "; use it on small graphs only";
+        return std::nullopt;
+      }
+      if (!step.exact)
+        plan.remarks.push_back(
+            "step of " + std::to_string(rs.k) + ": the DP table would exceed " +
+            std::to_string(options.maxTableSize) +
+            " entries; some groups were fixed greedily and the step is not "
+            "proven optimal");
+      break;
+    }
+    }
+    step.level = rs.level;
+    state = model.advance(step);
+    plan.totalBytes += step.bytes;
+    plan.steps.push_back(std::move(step));
+  }
+  return plan;
+}
+
+std::optional<double> tofu::exhaustivePlanCost(const Graph &graph,
+                                               const std::vector<unsigned> &ks,
+                                               const SearchOptions &options,
+                                               uint64_t maxAssignments) {
+  StrategyCache cache;
+  uint64_t visited = 0;
+  std::function<std::optional<double>(const StepState &, size_t)> rec =
+      [&](const StepState &state, size_t i) -> std::optional<double> {
+    if (i == ks.size())
+      return 0.0;
+    StepModel model(graph, state, ks[i], options, cache);
+    size_t nt = graph.tensors.size(), no = graph.ops.size();
+    std::vector<unsigned> digit(nt + no, 0), radix;
+    for (auto &o : model.tensorOptions)
+      radix.push_back(o.size());
+    for (auto &o : model.opOptions)
+      radix.push_back(o.size());
+    double best = std::numeric_limits<double>::infinity();
+    while (true) {
+      if (++visited > maxAssignments)
+        return std::nullopt;
+      std::vector<Tiling> tilings;
+      std::vector<OpChoice> choices;
+      for (size_t t = 0; t < nt; ++t)
+        tilings.push_back(model.tensorOptions[t][digit[t]]);
+      for (size_t o = 0; o < no; ++o)
+        choices.push_back(model.opOptions[o][digit[nt + o]]);
+      double here = model.cost(tilings, choices);
+      auto rest = i + 1 == ks.size()
+                      ? std::optional<double>(0.0)
+                      : rec(model.advance(tilings, choices), i + 1);
+      if (!rest)
+        return std::nullopt;
+      best = std::min(best, here + *rest);
+      size_t p = digit.size();
+      while (p-- > 0) {
+        if (++digit[p] < radix[p])
+          break;
+        digit[p] = 0;
+      }
+      if (p == (size_t)-1)
+        break;
+    }
+    return best;
+  };
+  return rec(StepState::initial(graph), 0);
+}
+
+std::optional<Plan>
+tofu::evaluatePlan(const Graph &graph, const Topology &topology,
+                   const SearchOptions &options,
+                   const std::vector<std::vector<Tiling>> &tilings,
+                   const std::vector<std::vector<std::string>> &strategies,
+                   std::string &error) {
+  Plan plan;
+  plan.algorithm = options.algorithm;
+  plan.replication = options.replication;
+  plan.topology = topology;
+  std::vector<RecursionStep> steps = topology.getSteps();
+  if (options.algorithm == Algorithm::EqualChop && !steps.empty())
+    steps = {{topology.getNumDevices(), steps.front().level}};
+  if (tilings.size() != steps.size() || strategies.size() != steps.size()) {
+    error = "the plan has " + std::to_string(tilings.size()) +
+            " step(s) but devices '" + topology.str() + "' need " +
+            std::to_string(steps.size());
+    return std::nullopt;
+  }
+  StrategyCache cache;
+  StepState state = StepState::initial(graph);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    StepModel model(graph, state, steps[i].k, options, cache);
+    for (const std::string &r : model.remarks)
+      plan.remarks.push_back(r);
+    std::string at = "step " + std::to_string(i) + ": ";
+    for (size_t t = 0; t < graph.tensors.size(); ++t) {
+      Tiling tl = tilings[i][t];
+      if (tl.kind == Tiling::Kind::Partial ||
+          (tl.kind == Tiling::Kind::Cut &&
+           !contains(model.tensorOptions[t], tl))) {
+        error = at + "tensor " + graph.tensors[t].name + " cannot be " +
+                tl.str() + " over " + std::to_string(steps[i].k) + " workers";
+        return std::nullopt;
+      }
+    }
+    std::vector<OpChoice> choices;
+    for (size_t o = 0; o < graph.ops.size(); ++o) {
+      const std::string &name = strategies[i][o];
+      OpChoice c{-1};
+      if (name != "replicated") {
+        bool found = false;
+        for (OpChoice option : model.opOptions[o]) {
+          const Strategy *s = model.getStrategy(o, option);
+          if (!s)
+            continue;
+          std::string err;
+          const StrategySet *set =
+              cache.get(*graph.ops[o].desc, state.opShapes[o], steps[i].k, err);
+          if (set && set->space.vars[s->var] == name) {
+            c = option;
+            found = true;
+          }
+        }
+        if (!found) {
+          error = at + "operator " + std::to_string(o) + " (" +
+                  graph.ops[o].name + ") has no even strategy '" + name + "'";
+          return std::nullopt;
+        }
+      }
+      choices.push_back(c);
+    }
+    PlanStep step = model.evaluate(tilings[i], std::move(choices));
+    step.level = steps[i].level;
+    state = model.advance(step);
+    plan.totalBytes += step.bytes;
+    plan.steps.push_back(std::move(step));
+  }
+  return plan;
+}
