@@ -86,4 +86,54 @@ def TofuOptimizer : Pass<"tofu-optimizer", "mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TofuSearch : Pass<"tofu-search", "mlir::ModuleOp"> {
+  let summary = "Find the partition plan that minimises communication";
+  let description = [{
+    Tofu's search (EuroSys'19, section 5) over every function with TDL
+    descriptions (run `tdl-attach` first): the graph is coarsened (forward
+    and backward operators grouped, tensors with their gradients,
+    element-wise chains and unrolled time steps merged), then each recursion
+    step k1, k2, ... of the device count is an exact DP over the coarse
+    graph.
+
+    `devices` is a count (`8`) or a hierarchy, outermost level first
+    (`2x4`), with one bandwidth per level in GB/s (`bandwidth=25,300`); the
+    first cuts go to the slowest level. `algorithm` selects the search or a
+    baseline under the same cost model: `tofu`, `brute-force`,
+    `data-parallel`, `allrow-greedy`, `spartan`, `equalchop`, `icml18`.
+    `replication` adds SOYBEAN's replicated tiling to the search space.
+
+    The plan is put on the IR: `tofu.tilings` on every operation (one array
+    of per-step tilings per result), `tofu.tiling` on tensor arguments,
+    `tofu.strategy` (the loop variable cut at each step, or `replicated`)
+    on every described operation, and `tofu.plan` on the function. A report
+    goes to stderr (or `report=<file>`), the plan to `plan-out` as JSON
+    (docs/plan-format.md) and a picture to `svg`; `none` turns either off.
+    `plan-in` reads a JSON plan instead of searching.
+  }];
+  let options = [
+    Option<"devices", "devices", "std::string", /*default=*/"\"\"",
+           "Device count or hierarchy, e.g. 8 or 2x4">,
+    Option<"bandwidth", "bandwidth", "std::string", /*default=*/"\"\"",
+           "GB/s per level, comma separated (default 10 each)">,
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"tofu\"",
+           "tofu, brute-force, data-parallel, allrow-greedy, spartan, "
+           "equalchop or icml18">,
+    Option<"replication", "replication", "bool", /*default=*/"false",
+           "Allow replicated tilings (SOYBEAN's r)">,
+    Option<"coarsen", "coarsen", "bool", /*default=*/"true",
+           "Coarsen the graph (Tofu section 5.1)">,
+    Option<"planIn", "plan-in", "std::string", /*default=*/"\"\"",
+           "Read the plan from this JSON file instead of searching">,
+    Option<"planOut", "plan-out", "std::string",
+           /*default=*/"\"tofu-plan.json\"", "Write the plan as JSON ('none' to skip)">,
+    Option<"svg", "svg", "std::string", /*default=*/"\"tofu-plan.svg\"",
+           "Draw the plan as SVG ('none' to skip)">,
+    Option<"report", "report", "std::string", /*default=*/"\"-\"",
+           "Where the report goes: '-' for stderr, a file, or 'none'">,
+    Option<"maxTable", "max-table", "uint64_t", /*default=*/"1u << 22",
+           "Largest DP table before groups are fixed greedily">,
+  ];
+}
+
 #endif // TOFU_TRANSFORMS_PASSES_TD

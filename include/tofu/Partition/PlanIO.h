@@ -1,0 +1,51 @@
+//===- PlanIO.h - Plans as JSON, as a report and as a picture ---*- C++ -*-===//
+//
+// The JSON schema is documented in docs/plan-format.md. An imported plan is
+// re-evaluated under the cost model, so the costs it reports are always the
+// model's, not the file's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PARTITION_PLANIO_H
+#define TOFU_PARTITION_PLANIO_H
+
+#include "tofu/Partition/Search.h"
+
+#include <optional>
+#include <string>
+
+namespace tofu {
+
+/// Parses "cut(d)", "rep" or "partial".
+std::optional<Tiling> parseTiling(const std::string &text);
+
+std::string writePlanJSON(const Graph &graph, const Plan &plan);
+
+/// Reads a plan written by writePlanJSON for the same graph. Fails with a
+/// message on malformed JSON, a different graph, or an infeasible choice.
+std::optional<Plan> readPlanJSON(const Graph &graph, const std::string &text,
+                                 std::string &error);
+
+/// Estimated bytes per device.
+struct MemoryEstimate {
+  /// Weights, their gradients and optimizer state, as tiled.
+  double modelState = 0;
+  /// Every other tensor (activations, inputs, backward intermediates).
+  double activations = 0;
+  /// Communication buffers: the plan's bytes divided by the devices.
+  double buffers = 0;
+  double total() const { return modelState + activations + buffers; }
+};
+
+MemoryEstimate estimateMemory(const Graph &graph, const Plan &plan);
+
+/// The human-readable report: bytes per step and level with the estimated
+/// time, the memory estimate, and the ten tensors that communicate most.
+std::string formatPlanReport(const Graph &graph, const Plan &plan);
+
+/// An SVG picture in the style of Tofu's Figure 11.
+std::string drawPlanSVG(const Graph &graph, const Plan &plan);
+
+} // namespace tofu
+
+#endif // TOFU_PARTITION_PLANIO_H

@@ -1,0 +1,195 @@
+//===- PlanSVG.cpp - Plans drawn as in Tofu's Figure 11 -------------------===//
+//
+// Two rows: the weights, and the activations of the forward pass. Each
+// tensor is a square whose vertical axis is its first dimension and whose
+// horizontal axis is the rest; each device's tile is filled with the
+// device's colour. Runs of tensors tiled alike, and repeated blocks of them,
+// are drawn once with "×N".
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Partition/PlanIO.h"
+
+#include <cstdio>
+
+using namespace tofu;
+
+namespace {
+
+constexpr int kBox = 48, kGap = 26, kLabel = 30, kMargin = 20, kTitle = 24;
+
+/// One drawn tensor: its index and how many times its block repeats.
+struct Item {
+  int tensor;
+  std::string signature;
+};
+
+/// Each device's tile as fractions [x0, x1) x [y0, y1) of the square.
+struct Tile {
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  bool replicated = false;
+};
+
+std::vector<Tile> tilesOf(const Plan &plan, int t) {
+  std::vector<Tile> tiles(1);
+  for (const PlanStep &s : plan.steps) {
+    std::vector<Tile> next;
+    for (const Tile &tile : tiles)
+      for (unsigned w = 0; w < s.k; ++w) {
+        Tile sub = tile;
+        Tiling tl = s.tilings[t];
+        if (tl.kind == Tiling::Kind::Cut && tl.dim == 0) {
+          double h = (tile.y1 - tile.y0) / s.k;
+          sub.y0 = tile.y0 + w * h;
+          sub.y1 = sub.y0 + h;
+        } else if (tl.kind == Tiling::Kind::Cut) {
+          double wd = (tile.x1 - tile.x0) / s.k;
+          sub.x0 = tile.x0 + w * wd;
+          sub.x1 = sub.x0 + wd;
+        } else {
+          sub.replicated = true;
+        }
+        next.push_back(sub);
+      }
+    tiles = std::move(next);
+  }
+  return tiles;
+}
+
+std::string signatureOf(const Graph &graph, const Plan &plan, int t) {
+  std::string s;
+  for (int64_t d : graph.tensors[t].shape)
+    s += std::to_string(d) + "x";
+  for (const PlanStep &step : plan.steps)
+    s += step.tilings[t].str();
+  return s;
+}
+
+/// Folds repeated blocks (period up to 32): (first item, block, count).
+std::vector<std::pair<std::vector<int>, unsigned>>
+fold(const std::vector<Item> &items) {
+  std::vector<std::pair<std::vector<int>, unsigned>> out;
+  size_t i = 0;
+  while (i < items.size()) {
+    size_t bestPeriod = 1;
+    unsigned bestCount = 1;
+    for (size_t p = 1; p <= 32 && i + 2 * p <= items.size(); ++p) {
+      unsigned count = 1;
+      while (i + (count + 1) * p <= items.size()) {
+        bool same = true;
+        for (size_t j = 0; j < p && same; ++j)
+          same = items[i + j].signature == items[i + count * p + j].signature;
+        if (!same)
+          break;
+        ++count;
+      }
+      if (count > 1 && count * p > bestCount * bestPeriod) {
+        bestPeriod = p;
+        bestCount = count;
+      }
+    }
+    std::vector<int> block;
+    for (size_t j = 0; j < bestPeriod; ++j)
+      block.push_back(items[i + j].tensor);
+    out.push_back({block, bestCount});
+    i += bestPeriod * bestCount;
+  }
+  return out;
+}
+
+std::string escape(const std::string &s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '<')
+      r += "&lt;";
+    else if (c == '>')
+      r += "&gt;";
+    else if (c == '&')
+      r += "&amp;";
+    else
+      r += c;
+  }
+  return r;
+}
+
+} // namespace
+
+std::string tofu::drawPlanSVG(const Graph &graph, const Plan &plan) {
+  std::vector<Item> weights, activations;
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    const TensorNode &tn = graph.tensors[t];
+    if (tn.shape.empty())
+      continue;
+    bool forwardValue = tn.producer < 0 || !graph.ops[tn.producer].backward;
+    if (tn.role == TensorRole::Weight)
+      weights.push_back({(int)t, signatureOf(graph, plan, t)});
+    else if ((tn.role == TensorRole::Activation ||
+              tn.role == TensorRole::Input) &&
+             forwardValue && tn.gradientOf < 0 && tn.stateOf < 0 &&
+             (tn.producer < 0 || graph.ops[tn.producer].updateOf < 0))
+      activations.push_back({(int)t, signatureOf(graph, plan, t)});
+  }
+  unsigned devices = std::max(1u, plan.topology.getNumDevices());
+  std::string body;
+  int width = 0;
+  char buf[512];
+  auto drawRow = [&](const char *title, const std::vector<Item> &items, int y) {
+    std::snprintf(buf, sizeof(buf),
+                  "<text x='%d' y='%d' font-size='14' font-weight='bold'>%s "
+                  "(%zu)</text>\n",
+                  kMargin, y - 8, title, items.size());
+    body += buf;
+    int x = kMargin;
+    for (auto &[block, count] : fold(items)) {
+      int x0 = x;
+      for (int t : block) {
+        std::vector<Tile> tiles = tilesOf(plan, t);
+        for (size_t d = 0; d < tiles.size(); ++d) {
+          const Tile &tile = tiles[d];
+          std::snprintf(
+              buf, sizeof(buf),
+              "<rect x='%.2f' y='%.2f' width='%.2f' height='%.2f' "
+              "fill='hsl(%u,65%%,60%%)' fill-opacity='%s' stroke='#333' "
+              "stroke-width='0.5'><title>%s device %zu</title></rect>\n",
+              x + tile.x0 * kBox, y + tile.y0 * kBox,
+              (tile.x1 - tile.x0) * kBox, (tile.y1 - tile.y0) * kBox,
+              (unsigned)(360.0 * d / devices), tile.replicated ? "0.35" : "1",
+              escape(graph.tensors[t].name).c_str(), d);
+          body += buf;
+        }
+        std::string shape;
+        for (size_t i = 0; i < graph.tensors[t].shape.size(); ++i)
+          shape += (i ? "x" : "") + std::to_string(graph.tensors[t].shape[i]);
+        std::snprintf(buf, sizeof(buf),
+                      "<text x='%d' y='%d' font-size='8'>%s</text>\n", x,
+                      y + kBox + 10, escape(shape).c_str());
+        body += buf;
+        x += kBox + kGap;
+      }
+      if (count > 1) {
+        std::snprintf(buf, sizeof(buf),
+                      "<rect x='%d' y='%d' width='%d' height='%d' "
+                      "fill='none' stroke='#999' stroke-dasharray='4 2'/>\n"
+                      "<text x='%d' y='%d' font-size='11'>&#215;%u</text>\n",
+                      x0 - 4, y - 4, x - x0 - kGap + 8, kBox + 18, x - kGap + 6,
+                      y + kBox / 2, count);
+        body += buf;
+        x += 12;
+      }
+    }
+    width = std::max(width, x + kMargin);
+  };
+  int rowHeight = kBox + kLabel + kTitle;
+  drawRow("weights", weights, kMargin + kTitle);
+  drawRow("activations", activations, kMargin + kTitle + rowHeight);
+  int height = 2 * kMargin + 2 * rowHeight + 20;
+  std::snprintf(buf, sizeof(buf),
+                "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
+                "height='%d' font-family='sans-serif'>\n"
+                "<text x='%d' y='16' font-size='12'>tofu plan (%s) on %s "
+                "devices: %.0f bytes; each colour is one device</text>\n",
+                std::max(width, 400), height, kMargin,
+                stringifyAlgorithm(plan.algorithm), plan.topology.str().c_str(),
+                plan.totalBytes);
+  return buf + body + "</svg>\n";
+}

@@ -1,0 +1,166 @@
+//===- GraphImport.cpp - From a function to the search's graph ------------===//
+
+#include "tofu/Transforms/GraphImport.h"
+#include "tofu/Dialect/TDL/Transforms/OpDescription.h"
+#include "tofu/Transforms/TrainingAttributes.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace tofu;
+
+bool tofu::hasDescribedOps(func::FuncOp func) {
+  if (func.isExternal())
+    return false;
+  for (Operation &op : func.getBody().front())
+    if (tdl::getAttachedDesc(&op))
+      return true;
+  return false;
+}
+
+static std::optional<int64_t> getIntAttr(Operation *op, StringRef name) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return std::nullopt;
+}
+
+FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
+  ImportedGraph out;
+  Graph &g = out.graph;
+  Block &body = func.getBody().front();
+  AsmState asmState(func);
+  llvm::DenseMap<Value, int> tensorOf;
+  llvm::DenseMap<int64_t, Operation *> forwardById;
+  llvm::DenseMap<Operation *, int> opIndex;
+  // One shared description per uniqued attribute, so that equal
+  // descriptions are the same object (coarsening compares identities).
+  llvm::DenseMap<Attribute, std::shared_ptr<const tdl::OpDesc>> descs;
+
+  auto lookup = [&](Value v) -> int {
+    auto it = tensorOf.find(v);
+    return it == tensorOf.end() ? -1 : it->second;
+  };
+  auto getTensor = [&](Value v) -> int {
+    auto it = tensorOf.find(v);
+    if (it != tensorOf.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape())
+      return -1;
+    TensorNode t;
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    v.printAsOperand(os, asmState);
+    t.name = name;
+    t.shape.assign(type.getShape().begin(), type.getShape().end());
+    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    t.elementBytes = std::max(1u, bits / 8);
+    int id = g.tensors.size();
+    g.tensors.push_back(std::move(t));
+    out.values.push_back(v);
+    tensorOf[v] = id;
+    return id;
+  };
+
+  // Arguments first: their ids are their argument numbers where tensors.
+  for (BlockArgument arg : body.getArguments()) {
+    int t = getTensor(arg);
+    if (t < 0)
+      continue;
+    unsigned i = arg.getArgNumber();
+    if (func.getArgAttr(i, attrs::kWeight))
+      g.tensors[t].role = TensorRole::Weight;
+    else if (func.getArgAttr(i, attrs::kStateOf))
+      g.tensors[t].role = TensorRole::OptimizerState;
+    else
+      g.tensors[t].role = TensorRole::Input;
+  }
+  for (BlockArgument arg : body.getArguments())
+    if (auto of = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                     attrs::kStateOf))
+      if (lookup(arg) >= 0 && of.getInt() >= 0 &&
+          of.getInt() < (int64_t)body.getNumArguments())
+        g.tensors[lookup(arg)].stateOf = lookup(body.getArgument(of.getInt()));
+
+  for (Operation &op : body) {
+    if (auto id = getIntAttr(&op, attrs::kOpId))
+      forwardById[*id] = &op;
+    tdl::DescAttr attr = tdl::getAttachedDesc(&op);
+    if (!attr) {
+      if (tdl::needsDescription(&op))
+        return op.emitError("operation has no TDL description; run "
+                            "tdl-attach first or describe it in a library");
+      // Sources (tensor.empty, constants): their results are tensors.
+      for (Value r : op.getResults())
+        getTensor(r);
+      continue;
+    }
+    std::string reason;
+    FailureOr<OpShapes> shapes = tdl::getOpShapes(&op, reason);
+    if (failed(shapes))
+      return op.emitError("cannot partition: ") << reason;
+    std::shared_ptr<const tdl::OpDesc> &shared = descs[attr];
+    if (!shared)
+      shared = std::make_shared<const tdl::OpDesc>(attr.getDesc());
+    const tdl::OpDesc &desc = *shared;
+    if (desc.inputs.size() != op.getNumOperands() ||
+        desc.outputs.size() != op.getNumResults())
+      return op.emitError("the TDL description has ")
+             << desc.inputs.size() << " inputs and " << desc.outputs.size()
+             << " outputs but the operation has " << op.getNumOperands()
+             << " operands and " << op.getNumResults() << " results";
+    OpNode node;
+    node.name = op.getName().getStringRef().str();
+    node.desc = shared;
+    node.shapes = std::move(*shapes);
+    for (Value v : op.getOperands())
+      node.inputs.push_back(getTensor(v));
+    int index = g.ops.size();
+    for (Value r : op.getResults()) {
+      int t = getTensor(r);
+      node.outputs.push_back(t);
+      if (t >= 0)
+        g.tensors[t].producer = index;
+    }
+    node.gradientAccumulation = op.hasAttr(attrs::kGradientAccumulation);
+    node.backward =
+        op.hasAttr(attrs::kBackwardOf) ||
+        (op.hasAttr(attrs::kGradientOf) && !op.hasAttr(attrs::kOpId));
+    if (auto of = getIntAttr(&op, attrs::kBackwardOf)) {
+      Operation *fwd = forwardById.lookup(*of);
+      if (fwd && opIndex.count(fwd))
+        node.forwardOf = opIndex[fwd];
+    }
+    if (auto w = getIntAttr(&op, attrs::kUpdateOf);
+        w && *w >= 0 && *w < (int64_t)body.getNumArguments()) {
+      node.updateOf = lookup(body.getArgument(*w));
+      for (int t : node.outputs)
+        if (t >= 0)
+          g.tensors[t].stateOf = node.updateOf;
+    }
+    if (auto of = op.getAttrOfType<DenseI64ArrayAttr>(attrs::kGradientOf);
+        of && of.size() == 2) {
+      int forward = -1;
+      if (of[0] < 0 && of[1] >= 0 && of[1] < (int64_t)body.getNumArguments())
+        forward = lookup(body.getArgument(of[1]));
+      else if (Operation *fwd = forwardById.lookup(of[0]);
+               fwd && of[1] < (int64_t)fwd->getNumResults())
+        forward = lookup(fwd->getResult(of[1]));
+      if (forward >= 0)
+        for (int t : node.outputs)
+          if (t >= 0) {
+            g.tensors[t].gradientOf = forward;
+            g.tensors[t].role = TensorRole::Gradient;
+          }
+    }
+    opIndex[&op] = index;
+    out.ops.push_back(&op);
+    g.ops.push_back(std::move(node));
+  }
+  std::string error = g.finalize();
+  if (!error.empty())
+    return func.emitError("internal error importing the graph: ") << error;
+  return out;
+}
