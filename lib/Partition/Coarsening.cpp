@@ -97,7 +97,9 @@ void Coarsener::mergeElementwise() {
     if (!isForward(a) || !op.desc->isElementwise())
       continue;
     for (int t : op.outputs) {
-      if (t < 0)
+      // Only chains: a value that forks (a residual connection) ends the
+      // chain, or merging would tie whole stages of a network together.
+      if (t < 0 || graph.users[t].size() != 1)
         continue;
       for (auto [b, j] : graph.users[t]) {
         const OpNode &user = graph.ops[b];

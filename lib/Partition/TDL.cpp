@@ -216,12 +216,15 @@ printValue(const Expr &e, int minPrec,
   case Expr::Kind::Opaque:
     s = "opaque(" + join(e.operands) + ")";
     break;
-  case Expr::Kind::Reduce:
+  case Expr::Kind::Reduce: {
+    // A body that starts with '-' would read as a binary minus.
+    std::string body = printValue(e.operands[0], 0, extents);
+    if (body[0] == '-')
+      body = "(" + body + ")";
     s = std::string(stringifyReducer(e.reducer)) + "(" +
-        printReductionVars(e.reductionVars, extents) + ") " +
-        printValue(e.operands[0], e.operands[0].kind == Expr::Kind::Neg ? 4 : 0,
-                   extents);
+        printReductionVars(e.reductionVars, extents) + ") " + body;
     break;
+  }
   }
   return prec < minPrec ? "(" + s + ")" : s;
 }
@@ -239,9 +242,11 @@ std::string OpDesc::str() const {
       s += std::string(stringifyReducer(o.reducer)) + "(" +
            printReductionVars(o.reductionVars, &declaredExtents) + ") ";
     // A reduction body that starts with '-' would read as a binary minus.
-    bool wrap = o.body.kind == Expr::Kind::Reduce ||
-                (o.reducer != Reducer::None && o.body.kind == Expr::Kind::Neg);
-    s += printValue(o.body, wrap ? 4 : 0, &declaredExtents);
+    std::string body = printValue(
+        o.body, o.body.kind == Expr::Kind::Reduce ? 4 : 0, &declaredExtents);
+    if (o.reducer != Reducer::None && body[0] == '-')
+      body = "(" + body + ")";
+    s += body;
   }
   return s;
 }

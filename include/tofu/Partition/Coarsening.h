@@ -11,7 +11,8 @@
 //  - Group every forward tensor with its gradients and with the sums that
 //    accumulate them.
 //  - Merge consecutive element-wise forward operators (the TDL description
-//    decides: every access is the identity): their strategies are tied.
+//    decides: every access is the identity) along chains, where each value
+//    has a single reader: their strategies are tied.
 //  - Merge unrolled time steps: starting from operators that read the same
 //    weight with the same description and shapes, corresponding operators
 //    are matched in lock step through the graph, and each matched class is

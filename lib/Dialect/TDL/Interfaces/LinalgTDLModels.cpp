@@ -8,6 +8,12 @@
 //     through its indexing map;
 //   * each result is an output whose variables are the dimensions of its
 //     (projected permutation) map;
+//   * an output map with compound results, such as the `d2 + d5` of a
+//     convolution's data gradient, is a scatter that TDL cannot write as a
+//     lambda over the output: those output dimensions get variables of their
+//     own that an opaque function produces whole (so they are never cut),
+//     and every input dimension that mentions the scattered loops becomes a
+//     slice;
 //   * a reduction's combiner `out = f(out, x)` becomes the reducer of f
 //     (addf/addi: sum, mulf/muli: prod, max*: max, min*: min) over x;
 //   * the body becomes an expression over the accesses; a body that is too
@@ -24,6 +30,7 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -88,6 +95,92 @@ static FailureOr<std::string> printAccess(const std::string &name,
     s += (i ? ", " : "") + *idx;
   }
   return s + "]";
+}
+
+/// Prints an access in which every dimension that mentions a loop in
+/// `hidden` is a whole slice, or, where `outputVars` names one, the output
+/// variable of that position.
+static std::string printScatterAccess(const std::string &name, AffineMap map,
+                                      const llvm::SmallBitVector &hidden,
+                                      const std::vector<std::string> *outputVars,
+                                      std::string &reason) {
+  std::string s = name;
+  if (map.getNumResults() == 0)
+    return s;
+  s += "[";
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    bool mentionsHidden = false;
+    e.walk([&](AffineExpr sub) {
+      if (auto d = dyn_cast<AffineDimExpr>(sub))
+        mentionsHidden |= hidden.test(d.getPosition());
+    });
+    std::string idx;
+    if (outputVars && (mentionsHidden || !isa<AffineDimExpr>(e)))
+      idx = (*outputVars)[i];
+    else if (mentionsHidden)
+      idx = ":";
+    else
+      idx = succeeded(printAffine(e, reason)) ? *printAffine(e, reason) : ":";
+    s += (i ? ", " : "") + idx;
+  }
+  return s + "]";
+}
+
+/// The description of a linalg op whose output map has compound results
+/// (see the file comment).
+static FailureOr<std::string>
+describeScatter(linalg::LinalgOp op, const std::vector<std::string> &names,
+                std::string &reason) {
+  if (op->getNumResults() != 1) {
+    reason = "a scatter (compound output map) with several results";
+    return failure();
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap map = op.getMatchingIndexingMap(init);
+  llvm::SmallBitVector hidden(op.getNumLoops());
+  std::vector<std::string> outputVars;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      outputVars.push_back("d" + std::to_string(d.getPosition()));
+      continue;
+    }
+    outputVars.push_back("o" + std::to_string(i));
+    e.walk([&](AffineExpr sub) {
+      if (auto d = dyn_cast<AffineDimExpr>(sub))
+        hidden.set(d.getPosition());
+    });
+  }
+  // Reductions over loops the scatter does not hide stay reductions.
+  auto iterators = op.getIteratorTypesArray();
+  std::vector<unsigned> reductionDims;
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] == utils::IteratorType::reduction && !hidden.test(d))
+      reductionDims.push_back(d);
+  std::string args;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (&operand == init)
+      continue;
+    args += (args.empty() ? "" : ", ") +
+            printScatterAccess(names[operand.getOperandNumber()],
+                               op.getMatchingIndexingMap(&operand), hidden,
+                               nullptr, reason);
+  }
+  std::string initAccess = printScatterAccess(
+      names[init->getOperandNumber()], map, hidden, &outputVars, reason);
+  std::string text = "(";
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i ? ", " : "") + names[i];
+  text += ") -> (";
+  for (size_t i = 0; i < outputVars.size(); ++i)
+    text += (i ? ", " : "") + outputVars[i];
+  text += ") = " + initAccess + " + ";
+  if (reductionDims.empty())
+    return text + "opaque(" + args + ")";
+  text += "(sum(";
+  for (size_t i = 0; i < reductionDims.size(); ++i)
+    text += (i ? ", " : "") + std::string("d") +
+            std::to_string(reductionDims[i]);
+  return text + ") opaque(" + args + "))";
 }
 
 /// Builds TDL expressions from the scalar body of a linalg op.
@@ -235,9 +328,10 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
     OpOperand *init = op.getDpsInitOperand(r);
     AffineMap map = op.getMatchingIndexingMap(init);
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/true)) {
-      reason = "the indexing map of result " + std::to_string(r) +
-               " is not a projected permutation";
-      return failure();
+      auto scatter = describeScatter(op, names, reason);
+      if (failed(scatter))
+        return failure();
+      return parseGeneratedDescription(*scatter, reason);
     }
     if (r)
       text += "; ";
