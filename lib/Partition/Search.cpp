@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -471,36 +469,6 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
   for (auto &[key, table] : varPairs)
     problem.addPairwise(key.first, key.second, std::move(table));
 
-  if (getenv("TOFU_DEBUG")) {
-    std::map<unsigned, unsigned> hist;
-    for (unsigned d : problem.domains)
-      hist[d]++;
-    fprintf(stderr, "vars %zu pairs %zu:", problem.domains.size(),
-            problem.pairwise.size());
-    for (auto [d, c] : hist)
-      fprintf(stderr, " %u:%u", d, c);
-    fprintf(stderr, "\n");
-    std::map<unsigned, unsigned> deg;
-    for (auto &p : problem.pairwise) {
-      deg[p.a]++;
-      deg[p.b]++;
-    }
-    unsigned maxDeg = 0, arg = 0;
-    for (auto [v, d] : deg)
-      if (d > maxDeg) {
-        maxDeg = d;
-        arg = v;
-      }
-    fprintf(stderr, "max degree %u at var %u (domain %u)\n", maxDeg, arg,
-            problem.domains[arg]);
-    for (size_t s = 0; s < numSlots; ++s)
-      if (slotVar[s] == arg)
-        fprintf(stderr, "  slot %zu: %s x%zu\n", s,
-                coarse.slots[s].isOp
-                    ? graph.ops[coarse.slots[s].members[0]].name.c_str()
-                    : graph.tensors[coarse.slots[s].members[0]].name.c_str(),
-                coarse.slots[s].members.size());
-  }
   MinSumSolution solution;
   if (bruteForce) {
     auto found = bruteForceMinSum(problem, options.maxBruteForce);

@@ -115,9 +115,26 @@ int64_t tofu::getGatherCost(const Shape &shape, Tiling from,
 
 int64_t tofu::getConversionCost(const Shape &shape, Tiling from, Tiling to,
                                 unsigned k) {
-  if (from == to || to.kind == Tiling::Kind::Partial)
+  if (from == to || to.kind == Tiling::Kind::Partial ||
+      from.kind == Tiling::Kind::Replicate)
     return 0;
-  if (from.kind == Tiling::Kind::Partial && to.kind == Tiling::Kind::Replicate)
-    return 2 * (int64_t)(k - 1) * getNumElements(shape);
-  return getGatherCost(shape, from, getTileBoxes(shape, to, k), k);
+  int64_t size = getNumElements(shape);
+  if (from.kind == Tiling::Kind::Partial)
+    return (to.kind == Tiling::Kind::Replicate ? 2 : 1) * (int64_t)(k - 1) *
+           size;
+  if (to.kind == Tiling::Kind::Replicate)
+    return (int64_t)(k - 1) * size;
+  // cut(a) to cut(b): worker w needs chunk w of b and holds chunk w of a;
+  // the overlap is the product of the two chunk fractions.
+  int64_t na = shape[from.dim], nb = shape[to.dim];
+  if (na == 0 || nb == 0)
+    return 0;
+  int64_t rest = size / na / nb, total = 0;
+  for (unsigned w = 0; w < k; ++w) {
+    auto [alo, ahi] = getChunk(na, k, w);
+    auto [blo, bhi] = getChunk(nb, k, w);
+    total +=
+        (bhi - blo + 1) * na * rest - (ahi - alo + 1) * (bhi - blo + 1) * rest;
+  }
+  return total;
 }

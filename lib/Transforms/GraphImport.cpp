@@ -4,7 +4,6 @@
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -30,7 +29,6 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
   ImportedGraph out;
   Graph &g = out.graph;
   Block &body = func.getBody().front();
-  AsmState asmState(func);
   llvm::DenseMap<Value, int> tensorOf;
   llvm::DenseMap<int64_t, Operation *> forwardById;
   llvm::DenseMap<Operation *, int> opIndex;
@@ -50,10 +48,12 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
     if (!type || !type.hasStaticShape())
       return -1;
     TensorNode t;
-    std::string name;
-    llvm::raw_string_ostream os(name);
-    v.printAsOperand(os, asmState);
-    t.name = name;
+    // Arguments keep their number; results are named by tensor id (the
+    // plan's JSON and the tofu.tilings attributes connect the two).
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      t.name = "%arg" + std::to_string(arg.getArgNumber());
+    else
+      t.name = "%t" + std::to_string(g.tensors.size());
     t.shape.assign(type.getShape().begin(), type.getShape().end());
     unsigned bits = type.getElementType().getIntOrFloatBitWidth();
     t.elementBytes = std::max(1u, bits / 8);

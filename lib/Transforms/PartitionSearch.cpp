@@ -39,7 +39,8 @@ private:
   void annotate(const ImportedGraph &imported, const Plan &plan,
                 func::FuncOp func);
   LogicalResult writeFile(func::FuncOp func, const std::string &path,
-                          const std::string &suffix, const std::string &text);
+                          const std::string &suffix,
+                          llvm::function_ref<std::string()> text);
 };
 
 /// "plan.json" + ".f" -> "plan.f.json".
@@ -100,14 +101,14 @@ void TofuSearchPass::runOnOperation() {
   }
 }
 
-LogicalResult TofuSearchPass::writeFile(func::FuncOp func,
-                                        const std::string &path,
-                                        const std::string &suffix,
-                                        const std::string &text) {
+LogicalResult
+TofuSearchPass::writeFile(func::FuncOp func, const std::string &path,
+                          const std::string &suffix,
+                          llvm::function_ref<std::string()> text) {
   if (path.empty() || path == "none")
     return success();
   if (path == "-") {
-    llvm::errs() << text;
+    llvm::errs() << text();
     return success();
   }
   std::string name = withSuffix(path, suffix);
@@ -116,7 +117,7 @@ LogicalResult TofuSearchPass::writeFile(func::FuncOp func,
   if (ec)
     return func.emitError("tofu-search: cannot write '")
            << name << "': " << ec.message();
-  os << text;
+  os << text();
   return success();
 }
 
@@ -148,9 +149,12 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
   for (const std::string &r : plan->remarks)
     mlir::emitRemark(func.getLoc(), "tofu-search: ") << r;
   annotate(*imported, *plan, func);
-  if (failed(writeFile(func, report, suffix, formatPlanReport(graph, *plan))) ||
-      failed(writeFile(func, planOut, suffix, writePlanJSON(graph, *plan))) ||
-      failed(writeFile(func, svg, suffix, drawPlanSVG(graph, *plan))))
+  if (failed(writeFile(func, report, suffix,
+                       [&] { return formatPlanReport(graph, *plan); })) ||
+      failed(writeFile(func, planOut, suffix,
+                       [&] { return writePlanJSON(graph, *plan); })) ||
+      failed(writeFile(func, svg, suffix,
+                       [&] { return drawPlanSVG(graph, *plan); })))
     return failure();
   return success();
 }

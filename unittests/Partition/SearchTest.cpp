@@ -140,6 +140,24 @@ bool near(double a, double b) {
   return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(a) + std::abs(b));
 }
 
+TEST(TilingTest, ConversionCostMatchesBoxes) {
+  // The closed forms of getConversionCost against fetching boxes.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    Shape shape{std::uniform_int_distribution<int64_t>(1, 9)(rng),
+                std::uniform_int_distribution<int64_t>(1, 9)(rng),
+                std::uniform_int_distribution<int64_t>(1, 3)(rng)};
+    unsigned k = std::uniform_int_distribution<unsigned>(2, 5)(rng);
+    std::vector<Tiling> tilings{Tiling::cut(0), Tiling::cut(1), Tiling::cut(2),
+                                Tiling::replicate()};
+    for (Tiling from : tilings)
+      for (Tiling to : tilings)
+        EXPECT_EQ(getConversionCost(shape, from, to, k),
+                  getGatherCost(shape, from, getTileBoxes(shape, to, k), k))
+            << from.str() << " -> " << to.str() << " k " << k;
+  }
+}
+
 TEST(TopologyTest, Factorize) {
   EXPECT_EQ(factorize(8), (std::vector<unsigned>{2, 2, 2}));
   EXPECT_EQ(factorize(12), (std::vector<unsigned>{3, 2, 2}));

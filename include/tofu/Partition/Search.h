@@ -64,7 +64,7 @@ struct SearchOptions {
   uint64_t maxBruteForce = 1u << 24;
   /// The largest number of values one coarse node may have before its slots
   /// become separate DP variables (the DP stays exact).
-  uint64_t maxNodeValues = 16;
+  uint64_t maxNodeValues = 4;
 };
 
 /// An operator's choice at one step: the loop variable it cuts, or -1 when
