@@ -81,9 +81,20 @@ std::string tofu::writePlanJSON(const Graph &graph, const Plan &plan) {
       outputs.push_back(t);
     for (const PlanStep &s : plan.steps) {
       const OpStep &os = s.ops[o];
-      json::Array needs, produces, inShapes, outShapes, inBytes, outBytes;
+      json::Array needs, produces, inShapes, outShapes, inBytes, outBytes,
+          regions;
       for (const std::string &n : os.needs)
         needs.push_back(n);
+      for (const std::vector<Box> &boxes : os.regions) {
+        if (boxes.empty()) {
+          regions.push_back(nullptr);
+          continue;
+        }
+        json::Array perWorker;
+        for (const Box &b : boxes)
+          perWorker.push_back(json::Array{shapeJSON(b.lo), shapeJSON(b.hi)});
+        regions.push_back(std::move(perWorker));
+      }
       for (const Tiling &t : os.produces)
         produces.push_back(t.str());
       for (const Shape &sh : s.before.opShapes[o].inputs)
@@ -96,6 +107,7 @@ std::string tofu::writePlanJSON(const Graph &graph, const Plan &plan) {
         outBytes.push_back(b);
       opSteps.push_back(json::Object{{"strategy", os.strategy},
                                      {"needs", std::move(needs)},
+                                     {"regions", std::move(regions)},
                                      {"produces", std::move(produces)},
                                      {"input_shapes", std::move(inShapes)},
                                      {"output_shapes", std::move(outShapes)},

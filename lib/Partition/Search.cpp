@@ -108,9 +108,26 @@ std::vector<Shape> Plan::getFinalTensorShapes(const Graph &graph) const {
 // StepModel
 //===----------------------------------------------------------------------===//
 
+/// Marks the inputs that `e` accesses.
+static void markReads(const tdl::Expr &e, const tdl::OpDesc &desc,
+                      std::vector<bool> &reads) {
+  if (e.kind == tdl::Expr::Kind::Access)
+    for (size_t i = 0; i < desc.inputs.size(); ++i)
+      if (desc.inputs[i] == e.name)
+        reads[i] = true;
+  for (const tdl::Expr &o : e.operands)
+    markReads(o, desc, reads);
+}
+
 StepModel::StepModel(const Graph &graph, const StepState &state, unsigned k,
                      const SearchOptions &options, StrategyCache &cache)
     : graph(graph), state(state), k(k) {
+  for (const OpNode &op : graph.ops) {
+    std::vector<bool> r(op.desc->inputs.size(), false);
+    for (const tdl::OutputDesc &out : op.desc->outputs)
+      markReads(out.body, *op.desc, r);
+    reads.push_back(std::move(r));
+  }
   unsigned replicatedTensors = 0, replicatedOps = 0, brokenOps = 0;
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
     const Shape &shape = state.tensorShapes[t];
@@ -193,6 +210,8 @@ double StepModel::inputCost(int op, unsigned j, OpChoice choice,
                        : operand.size() + 1;
     elements = req.fetch[index];
   } else {
+    if (!reads[op][j])
+      return 0;
     elements = getConversionCost(operand, tiling, Tiling::replicate(), k);
   }
   return elements * scaleTo(state.tensorShapes[t], operand) *
@@ -234,18 +253,22 @@ OpChoice StepModel::bestChoice(int op,
   return best;
 }
 
-/// A short summary of what a strategy needs of one input.
-static std::string describeNeed(const InputRequirement &req) {
+/// What a strategy needs of one input on the operand shape: "whole" or
+/// "cut(d)" when the regions are exactly those of a tiling, else "region"
+/// with the boxes.
+static std::string describeNeed(const InputRequirement &req,
+                                const Shape &operand, unsigned k,
+                                std::vector<Box> &regions) {
   if (!req.read)
     return "unread";
-  if (req.cutDim == -2)
-    return "irregular";
-  if (req.cutDim == -1)
+  if (req.cutDim == -1 &&
+      req.regions == getTileBoxes(operand, Tiling::replicate(), k))
     return "whole";
-  std::string s = "cut(" + std::to_string(req.cutDim) + ")";
-  if (req.hasHalo())
-    s += "+halo" + std::to_string(req.halo[req.cutDim]);
-  return s;
+  if (req.cutDim >= 0 &&
+      req.regions == getTileBoxes(operand, Tiling::cut(req.cutDim), k))
+    return "cut(" + std::to_string(req.cutDim) + ")";
+  regions = req.regions;
+  return "region";
 }
 
 PlanStep StepModel::evaluate(std::vector<Tiling> tilings,
@@ -260,8 +283,12 @@ PlanStep StepModel::evaluate(std::vector<Tiling> tilings,
     os.choice = choices[o];
     const Strategy *s = getStrategy(o, os.choice);
     os.strategy = s ? sets[o]->space.vars[s->var] : "replicated";
+    os.regions.resize(node.inputs.size());
     for (unsigned j = 0; j < node.inputs.size(); ++j) {
-      os.needs.push_back(s ? describeNeed(s->inputs[j]) : "whole");
+      os.needs.push_back(s ? describeNeed(s->inputs[j],
+                                          state.opShapes[o].inputs[j], k,
+                                          os.regions[j])
+                           : (reads[o][j] ? "whole" : "unread"));
       double c = node.inputs[j] >= 0
                      ? inputCost(o, j, os.choice, tilings[node.inputs[j]])
                      : 0.0;

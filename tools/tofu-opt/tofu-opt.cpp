@@ -36,6 +36,7 @@ namespace tofu {
 namespace test {
 void registerTestTDLStrategiesPass();
 void registerTestShardingCrossCheckPass();
+void registerTestCoarsenPass();
 void registerTestGradCheckPass();
 void registerTestTrainLoopPass();
 } // namespace test
@@ -55,6 +56,7 @@ int main(int argc, char **argv) {
   tofu::registerTofuPasses();
   tofu::test::registerTestTDLStrategiesPass();
   tofu::test::registerTestShardingCrossCheckPass();
+  tofu::test::registerTestCoarsenPass();
   tofu::test::registerTestGradCheckPass();
   tofu::test::registerTestTrainLoopPass();
   return mlir::asMainReturnCode(

@@ -91,9 +91,12 @@ struct OpStep {
   OpChoice choice;
   /// The loop variable's name, or "replicated".
   std::string strategy;
-  /// Per input: "cut(d)", "cut(d)+halo h", "whole", "irregular" or
-  /// "unread"; per output: the tiling produced.
+  /// Per input: "unread", "whole" (every worker reads all of it), "cut(d)"
+  /// (balanced chunks along d) or "region" (anything else: halos, strides,
+  /// slices); per output: the tiling produced.
   std::vector<std::string> needs;
+  /// Per input, for "region" needs: the box each worker reads.
+  std::vector<std::vector<Box>> regions;
   std::vector<Tiling> produces;
   std::vector<double> inputBytes, outputBytes;
 };
@@ -172,6 +175,8 @@ public:
 
 private:
   std::vector<const StrategySet *> sets;
+  /// Per operator and input: whether the description reads the input.
+  std::vector<std::vector<bool>> reads;
 };
 
 /// Searches a plan for `topology` with `options.algorithm`. Returns
