@@ -115,19 +115,31 @@ std::string escape(const std::string &s) {
 } // namespace
 
 std::string tofu::drawPlanSVG(const Graph &graph, const Plan &plan) {
+  // As in the paper, the tensors of the forward operators that read a
+  // weight (convolutions, matrix products): the weights, and the data they
+  // are applied to.
   std::vector<Item> weights, activations;
-  for (size_t t = 0; t < graph.tensors.size(); ++t) {
-    const TensorNode &tn = graph.tensors[t];
-    if (tn.shape.empty())
+  std::vector<bool> seen(graph.tensors.size(), false);
+  for (const OpNode &op : graph.ops) {
+    if (op.backward || op.updateOf >= 0 || op.gradientAccumulation)
       continue;
-    bool forwardValue = tn.producer < 0 || !graph.ops[tn.producer].backward;
-    if (tn.role == TensorRole::Weight)
-      weights.push_back({(int)t, signatureOf(graph, plan, t)});
-    else if ((tn.role == TensorRole::Activation ||
-              tn.role == TensorRole::Input) &&
-             forwardValue && tn.gradientOf < 0 && tn.stateOf < 0 &&
-             (tn.producer < 0 || graph.ops[tn.producer].updateOf < 0))
-      activations.push_back({(int)t, signatureOf(graph, plan, t)});
+    bool readsWeight = false;
+    for (int t : op.inputs)
+      readsWeight |= t >= 0 && graph.tensors[t].role == TensorRole::Weight &&
+                     graph.tensors[t].shape.size() >= 2;
+    if (!readsWeight)
+      continue;
+    for (int t : op.inputs) {
+      if (t < 0 || seen[t] || graph.tensors[t].shape.size() < 2)
+        continue;
+      const TensorNode &tn = graph.tensors[t];
+      if (tn.role != TensorRole::Weight && tn.role != TensorRole::Input &&
+          tn.role != TensorRole::Activation)
+        continue;
+      seen[t] = true;
+      (tn.role == TensorRole::Weight ? weights : activations)
+          .push_back({t, signatureOf(graph, plan, t)});
+    }
   }
   unsigned devices = std::max(1u, plan.topology.getNumDevices());
   std::string body;

@@ -2,6 +2,8 @@
 
     python3 -m tofu.plan check PLAN.json     recompute every edge's bytes
     python3 -m tofu.plan summary PLAN.json   bytes per step and per tiling
+    python3 -m tofu.plan compare A.json B.json ...   total bytes of each plan;
+                                             whether A communicates least
 
 `check` is an independent implementation of the cost model of
 docs/plan-format.md: for every step, operator and operand it recomputes the
@@ -175,20 +177,37 @@ def summary(plan):
         print(f"step {i} k={step['k']} level={step['level']} bytes={step['bytes']:.0f} {tilings}")
 
 
+def compare(plans):
+    first = plans[0][1]["total_bytes"]
+    for path, plan in plans:
+        print(f"{plan['algorithm']:14} {plan['total_bytes']:20.0f}  {path}")
+    best = all(first <= p["total_bytes"] * (1 + 1e-12) for _, p in plans)
+    print(f"PLAN COMPARE first_is_best={int(best)}")
+    return best
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["check", "summary"])
-    parser.add_argument("plan")
+    parser.add_argument("command", choices=["check", "summary", "compare"])
+    parser.add_argument("plans", nargs="+")
     args = parser.parse_args(argv)
-    with open(args.plan) as f:
-        plan = json.load(f)
-    if plan.get("format") != "tofu-plan":
-        print("not a tofu plan", file=sys.stderr)
-        return 2
-    if args.command == "check":
-        return 0 if check(plan) else 1
-    summary(plan)
-    return 0
+    plans = []
+    for path in args.plans:
+        with open(path) as f:
+            plan = json.load(f)
+        if plan.get("format") != "tofu-plan":
+            print(f"{path}: not a tofu plan", file=sys.stderr)
+            return 2
+        plans.append((path, plan))
+    if args.command == "compare":
+        return 0 if compare(plans) else 1
+    ok = True
+    for _, plan in plans:
+        if args.command == "check":
+            ok &= check(plan)
+        else:
+            summary(plan)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
