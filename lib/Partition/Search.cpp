@@ -129,6 +129,11 @@ StepModel::StepModel(const Graph &graph, const StepState &state, unsigned k,
     reads.push_back(std::move(r));
   }
   unsigned replicatedTensors = 0, replicatedOps = 0, brokenOps = 0;
+  // Data parallelism runs what it does not split (the optimizer on the
+  // replicated weights) on every device. Elsewhere replicated execution is
+  // only a fallback: with replicated tensors it would make "no parallelism
+  // at all" the plan with the least communication.
+  bool allowReplicated = options.algorithm == Algorithm::DataParallel;
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
     const Shape &shape = state.tensorShapes[t];
     std::vector<Tiling> opts;
@@ -158,6 +163,8 @@ StepModel::StepModel(const Graph &graph, const StepState &state, unsigned k,
     if (opts.empty()) {
       opts.push_back({-1});
       ++replicatedOps;
+    } else if (allowReplicated) {
+      opts.push_back({-1});
     }
     opOptions.push_back(std::move(opts));
   }

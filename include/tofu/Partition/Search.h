@@ -55,7 +55,8 @@ const char *stringifyAlgorithm(Algorithm algorithm);
 
 struct SearchOptions {
   Algorithm algorithm = Algorithm::Tofu;
-  /// Add SOYBEAN's replicated tiling to every tensor's choices.
+  /// Add SOYBEAN's replicated tiling to every tensor's choices. Operators
+  /// still split their work.
   bool replication = false;
   CoarsenOptions coarsen;
   /// The largest DP table before the search fixes variables greedily.
