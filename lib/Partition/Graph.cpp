@@ -61,3 +61,15 @@ std::string Graph::finalize() {
       return "tensor " + t.name + ": metadata is out of range";
   return "";
 }
+
+bool Graph::isModelState(int t) const {
+  // Gradients of gradients do not occur; a few hops bound the walk.
+  for (int hops = 0; t >= 0 && hops < 4; ++hops) {
+    const TensorNode &tn = tensors[t];
+    if (tn.role == TensorRole::Weight ||
+        tn.role == TensorRole::OptimizerState || tn.stateOf >= 0)
+      return true;
+    t = tn.gradientOf;
+  }
+  return false;
+}

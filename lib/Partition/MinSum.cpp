@@ -104,8 +104,10 @@ Factor combine(const std::vector<const Factor *> &factors,
   return out;
 }
 
-/// Minimises the variable at scope position `p` out of `f`.
-Factor minimizeOut(const Factor &f, size_t p) {
+/// A factor over `f`'s scope without position `p`, each entry combining the
+/// entries of `f` along `p` with `reduce(accumulated, x, value)`.
+template <typename Reduce>
+Factor dropPosition(const Factor &f, size_t p, double init, Reduce reduce) {
   Factor out;
   size_t inner = 1, outer = 1;
   for (size_t j = 0; j < f.vars.size(); ++j) {
@@ -116,32 +118,28 @@ Factor minimizeOut(const Factor &f, size_t p) {
     (j < p ? outer : inner) *= f.dims[j];
   }
   unsigned d = f.dims[p];
-  out.table.assign(outer * inner, std::numeric_limits<double>::infinity());
+  out.table.assign(outer * inner, init);
   for (size_t o = 0; o < outer; ++o)
     for (unsigned x = 0; x < d; ++x)
-      for (size_t i = 0; i < inner; ++i)
-        out.table[o * inner + i] = std::min(out.table[o * inner + i],
-                                            f.table[(o * d + x) * inner + i]);
+      for (size_t i = 0; i < inner; ++i) {
+        double &acc = out.table[o * inner + i];
+        acc = reduce(acc, x, f.table[(o * d + x) * inner + i]);
+      }
   return out;
+}
+
+/// Minimises the variable at scope position `p` out of `f`.
+Factor minimizeOut(const Factor &f, size_t p) {
+  return dropPosition(
+      f, p, std::numeric_limits<double>::infinity(),
+      [](double acc, unsigned, double v) { return std::min(acc, v); });
 }
 
 /// Restricts `f` to variable position `p` having value `x`.
 Factor restrict(const Factor &f, size_t p, unsigned x) {
-  Factor out;
-  size_t inner = 1, outer = 1;
-  for (size_t j = 0; j < f.vars.size(); ++j) {
-    if (j == p)
-      continue;
-    out.vars.push_back(f.vars[j]);
-    out.dims.push_back(f.dims[j]);
-    (j < p ? outer : inner) *= f.dims[j];
-  }
-  unsigned d = f.dims[p];
-  out.table.resize(outer * inner);
-  for (size_t o = 0; o < outer; ++o)
-    for (size_t i = 0; i < inner; ++i)
-      out.table[o * inner + i] = f.table[(o * d + x) * inner + i];
-  return out;
+  return dropPosition(f, p, 0.0, [x](double acc, unsigned value, double v) {
+    return value == x ? v : acc;
+  });
 }
 
 class Eliminator {

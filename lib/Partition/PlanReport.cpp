@@ -22,24 +22,13 @@ static std::string formatBytes(double bytes) {
   return buf;
 }
 
-static bool isModelState(const Graph &graph, int t) {
-  for (int hops = 0; t >= 0 && hops < 4; ++hops) {
-    const TensorNode &tn = graph.tensors[t];
-    if (tn.role == TensorRole::Weight ||
-        tn.role == TensorRole::OptimizerState || tn.stateOf >= 0)
-      return true;
-    t = tn.gradientOf;
-  }
-  return false;
-}
-
 MemoryEstimate tofu::estimateMemory(const Graph &graph, const Plan &plan) {
   MemoryEstimate m;
   std::vector<Shape> local = plan.getFinalTensorShapes(graph);
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
     double bytes =
         (double)getNumElements(local[t]) * graph.tensors[t].elementBytes;
-    (isModelState(graph, t) ? m.modelState : m.activations) += bytes;
+    (graph.isModelState(t) ? m.modelState : m.activations) += bytes;
   }
   m.buffers = plan.totalBytes / std::max(1u, plan.topology.getNumDevices());
   return m;

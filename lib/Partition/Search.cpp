@@ -375,6 +375,27 @@ StepState StepModel::advance(const std::vector<Tiling> &tilings,
 // The DP step
 //===----------------------------------------------------------------------===//
 
+/// The options every member of a slot has, in the first member's order, or
+/// `fallback` when they share none.
+template <typename T>
+static std::vector<T> intersectOptions(const std::vector<std::vector<T>> &all,
+                                       const std::vector<int> &members,
+                                       T fallback) {
+  std::vector<T> common = all[members.front()];
+  for (int m : members) {
+    const std::vector<T> &mine = all[m];
+    common.erase(std::remove_if(common.begin(), common.end(),
+                                [&](const T &c) {
+                                  return std::find(mine.begin(), mine.end(),
+                                                   c) == mine.end();
+                                }),
+                 common.end());
+  }
+  if (common.empty())
+    common.push_back(fallback);
+  return common;
+}
+
 PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
                           const SearchOptions &options, bool bruteForce,
                           bool &tooLarge) {
@@ -389,35 +410,13 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
   for (size_t s = 0; s < numSlots; ++s) {
     const CoarseSlot &slot = coarse.slots[s];
     if (slot.isOp) {
-      std::vector<OpChoice> vals = model.opOptions[slot.members.front()];
-      for (int o : slot.members) {
-        const auto &mine = model.opOptions[o];
-        vals.erase(std::remove_if(vals.begin(), vals.end(),
-                                  [&](OpChoice c) {
-                                    return std::find(mine.begin(), mine.end(),
-                                                     c) == mine.end();
-                                  }),
-                   vals.end());
-      }
-      if (vals.empty())
-        vals.push_back({-1});
-      slotSize[s] = vals.size();
-      opValues[s] = std::move(vals);
+      opValues[s] =
+          intersectOptions(model.opOptions, slot.members, OpChoice{-1});
+      slotSize[s] = opValues[s].size();
     } else {
-      std::vector<Tiling> vals = model.tensorOptions[slot.members.front()];
-      for (int t : slot.members) {
-        const auto &mine = model.tensorOptions[t];
-        vals.erase(std::remove_if(vals.begin(), vals.end(),
-                                  [&](Tiling c) {
-                                    return std::find(mine.begin(), mine.end(),
-                                                     c) == mine.end();
-                                  }),
-                   vals.end());
-      }
-      if (vals.empty())
-        vals.push_back(Tiling::replicate());
-      slotSize[s] = vals.size();
-      tensorValues[s] = std::move(vals);
+      tensorValues[s] = intersectOptions(model.tensorOptions, slot.members,
+                                         Tiling::replicate());
+      slotSize[s] = tensorValues[s].size();
     }
   }
 
@@ -540,18 +539,6 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
 // Baselines
 //===----------------------------------------------------------------------===//
 
-/// Weights, their gradients and optimizer state.
-static bool isModelState(const Graph &graph, int t) {
-  for (int steps = 0; t >= 0 && steps < 4; ++steps) {
-    const TensorNode &tn = graph.tensors[t];
-    if (tn.role == TensorRole::Weight ||
-        tn.role == TensorRole::OptimizerState || tn.stateOf >= 0)
-      return true;
-    t = tn.gradientOf;
-  }
-  return false;
-}
-
 static bool contains(const std::vector<Tiling> &v, Tiling t) {
   return std::find(v.begin(), v.end(), t) != v.end();
 }
@@ -568,7 +555,7 @@ static PlanStep dataParallelStep(const StepModel &model) {
   std::vector<Tiling> tilings;
   for (size_t t = 0; t < model.graph.tensors.size(); ++t) {
     bool cut0 = contains(model.tensorOptions[t], Tiling::cut(0));
-    tilings.push_back(!isModelState(model.graph, t) && cut0
+    tilings.push_back(!model.graph.isModelState(t) && cut0
                           ? Tiling::cut(0)
                           : Tiling::replicate());
   }
@@ -642,17 +629,30 @@ static PlanStep spartanStep(const StepModel &model) {
 // The recursion
 //===----------------------------------------------------------------------===//
 
-std::optional<Plan> tofu::searchPlan(const Graph &graph,
-                                     const Topology &topology,
-                                     const SearchOptions &options,
-                                     std::string &error) {
+/// A plan with no steps yet.
+static Plan emptyPlan(const Topology &topology, const SearchOptions &options) {
   Plan plan;
   plan.algorithm = options.algorithm;
   plan.replication = options.replication;
   plan.topology = topology;
+  return plan;
+}
+
+/// The topology's steps; EqualChop makes all of them one.
+static std::vector<RecursionStep>
+getRecursionSteps(const Topology &topology, const SearchOptions &options) {
   std::vector<RecursionStep> steps = topology.getSteps();
   if (options.algorithm == Algorithm::EqualChop && !steps.empty())
     steps = {{topology.getNumDevices(), steps.front().level}};
+  return steps;
+}
+
+std::optional<Plan> tofu::searchPlan(const Graph &graph,
+                                     const Topology &topology,
+                                     const SearchOptions &options,
+                                     std::string &error) {
+  Plan plan = emptyPlan(topology, options);
+  std::vector<RecursionStep> steps = getRecursionSteps(topology, options);
   bool brute = options.algorithm == Algorithm::BruteForce;
   CoarseGraph coarse =
       coarsen(graph, brute ? CoarsenOptions::none() : options.coarsen);
@@ -754,13 +754,8 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
                    const std::vector<std::vector<Tiling>> &tilings,
                    const std::vector<std::vector<std::string>> &strategies,
                    std::string &error) {
-  Plan plan;
-  plan.algorithm = options.algorithm;
-  plan.replication = options.replication;
-  plan.topology = topology;
-  std::vector<RecursionStep> steps = topology.getSteps();
-  if (options.algorithm == Algorithm::EqualChop && !steps.empty())
-    steps = {{topology.getNumDevices(), steps.front().level}};
+  Plan plan = emptyPlan(topology, options);
+  std::vector<RecursionStep> steps = getRecursionSteps(topology, options);
   if (tilings.size() != steps.size() || strategies.size() != steps.size()) {
     error = "the plan has " + std::to_string(tilings.size()) +
             " step(s) but devices '" + topology.str() + "' need " +

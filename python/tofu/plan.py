@@ -102,66 +102,61 @@ def close(a, b):
     return abs(a - b) <= 1e-9 * max(1.0, abs(a) + abs(b))
 
 
+def input_elements(s, j, tensor, i, k):
+    """Elements fetched for input j, or None when the need is unknown."""
+    operand = s["input_shapes"][j]
+    frm = parse_tiling(tensor["tilings"][i])
+    if s["needs"][j] == "region":
+        return 0 if frm[0] == "rep" else fetch_regions(operand, frm, s["regions"][j], k)
+    need = parse_tiling(s["needs"][j])
+    return None if need is None else convert(operand, frm, need, k)
+
+
+def output_elements(s, j, tensor, i, k):
+    """Elements moved to give output j the tensor's tiling."""
+    return convert(s["output_shapes"][j], parse_tiling(s["produces"][j]),
+                   parse_tiling(tensor["tilings"][i]), k)
+
+
 def check(plan):
     tensors = plan["tensors"]
     steps = plan["steps"]
-    edges = recomputed = trusted = mismatches = 0
+    counts = {"edges": 0, "recomputed": 0, "trusted": 0, "mismatches": 0}
     total = 0.0
     for i, step in enumerate(steps):
         k, groups = step["k"], step["groups"]
         step_total = 0.0
         for op in plan["ops"]:
             s = op["steps"][i]
-            for j, t in enumerate(op["inputs"]):
-                if t < 0:
-                    continue
-                edges += 1
-                listed = s["input_bytes"][j]
-                step_total += listed
-                tensor = tensors[t]
-                local = tensor["local_shapes"][i]
-                operand = s["input_shapes"][j]
-                frm = parse_tiling(tensor["tilings"][i])
-                if s["needs"][j] == "region":
-                    elements = 0 if frm[0] == "rep" else fetch_regions(
-                        operand, frm, s["regions"][j], k)
-                else:
-                    need = parse_tiling(s["needs"][j])
-                    if need is None:
-                        trusted += 1
+            for kind, ids, listed_key, shapes_key, elements_of in (
+                    ("input", op["inputs"], "input_bytes", "input_shapes", input_elements),
+                    ("output", op["outputs"], "output_bytes", "output_shapes", output_elements)):
+                for j, t in enumerate(ids):
+                    if t < 0:
                         continue
-                    elements = convert(operand, frm, need, k)
-                mine = elements * scale(local, operand) * tensor["element_bytes"] * groups
-                recomputed += 1
-                if not close(mine, listed):
-                    mismatches += 1
-                    print(f"mismatch: step {i} op {op['id']} ({op['name']}) input {j}: "
-                          f"listed {listed} recomputed {mine}")
-            for j, t in enumerate(op["outputs"]):
-                if t < 0:
-                    continue
-                edges += 1
-                listed = s["output_bytes"][j]
-                step_total += listed
-                tensor = tensors[t]
-                local = tensor["local_shapes"][i]
-                operand = s["output_shapes"][j]
-                produced = parse_tiling(s["produces"][j])
-                to = parse_tiling(tensor["tilings"][i])
-                elements = convert(operand, produced, to, k)
-                mine = elements * scale(local, operand) * tensor["element_bytes"] * groups
-                recomputed += 1
-                if not close(mine, listed):
-                    mismatches += 1
-                    print(f"mismatch: step {i} op {op['id']} ({op['name']}) output {j}: "
-                          f"listed {listed} recomputed {mine}")
+                    counts["edges"] += 1
+                    listed = s[listed_key][j]
+                    step_total += listed
+                    tensor = tensors[t]
+                    elements = elements_of(s, j, tensor, i, k)
+                    if elements is None:
+                        counts["trusted"] += 1
+                        continue
+                    counts["recomputed"] += 1
+                    mine = (elements * scale(tensor["local_shapes"][i], s[shapes_key][j]) *
+                            tensor["element_bytes"] * groups)
+                    if not close(mine, listed):
+                        counts["mismatches"] += 1
+                        print(f"mismatch: step {i} op {op['id']} ({op['name']}) {kind} {j}: "
+                              f"listed {listed} recomputed {mine}")
         if not close(step_total, step["bytes"]):
-            mismatches += 1
+            counts["mismatches"] += 1
             print(f"mismatch: step {i} lists {step['bytes']} bytes, its edges sum to {step_total}")
         total += step_total
-    match = close(total, plan["total_bytes"]) and mismatches == 0
-    print(f"PLAN CHECK steps={len(steps)} edges={edges} recomputed={recomputed} "
-          f"trusted={trusted} mismatches={mismatches}")
+    match = close(total, plan["total_bytes"]) and counts["mismatches"] == 0
+    print(f"PLAN CHECK steps={len(steps)} edges={counts['edges']} "
+          f"recomputed={counts['recomputed']} trusted={counts['trusted']} "
+          f"mismatches={counts['mismatches']}")
     print(f"PLAN CHECK total={total:.0f} reported={plan['total_bytes']:.0f} match={int(match)}")
     return match
 

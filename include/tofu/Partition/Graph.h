@@ -72,6 +72,11 @@ struct Graph {
   /// Filled by finalize(): for every tensor, its readers as (op, input).
   std::vector<std::vector<std::pair<int, unsigned>>> users;
 
+  /// Weights, optimizer state, updated weights, and the gradients of any of
+  /// them: what data parallelism replicates and the memory estimate counts
+  /// as model state.
+  bool isModelState(int t) const;
+
   /// Computes `users` and checks that every index is in range and every
   /// operator's shapes match its tensors. Returns an error message or "".
   std::string finalize();
