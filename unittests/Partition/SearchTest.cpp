@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <iostream>
 #include <random>
 
 using namespace tofu;
@@ -260,6 +261,8 @@ TEST(SearchTest, StepDPEqualsBruteForceOnRandomGraphs) {
     }
   }
   // Brute force refuses only a few of the largest graphs.
+  std::cout << "[ INFO     ] step DP compared with brute force " << compared
+            << " times\n";
   EXPECT_GE(compared, 1150u);
 }
 
@@ -311,6 +314,8 @@ TEST(SearchTest, RecursionIsOptimalAndStepsCommute) {
         << "seed " << seed << ": recursive " << plan->totalBytes
         << " exhaustive " << *best;
   }
+  std::cout << "[ INFO     ] recursive plan compared with exhaustive search on "
+            << compared << " of 200 graphs\n";
   EXPECT_GE(compared, 120u);
 }
 
