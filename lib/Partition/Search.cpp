@@ -199,6 +199,13 @@ static double scaleTo(const Shape &tensor, const Shape &operand) {
   return q ? (double)getNumElements(tensor) / q : 0.0;
 }
 
+/// Bytes of a step for `elements` counted on an operand of tensor `t`.
+static double toBytes(const Graph &graph, const StepState &state, int t,
+                      const Shape &operand, double elements) {
+  return elements * scaleTo(state.tensorShapes[t], operand) *
+         graph.tensors[t].elementBytes * state.groups;
+}
+
 double StepModel::inputCost(int op, unsigned j, OpChoice choice,
                             Tiling tiling) const {
   const OpNode &node = graph.ops[op];
@@ -221,8 +228,7 @@ double StepModel::inputCost(int op, unsigned j, OpChoice choice,
       return 0;
     elements = getConversionCost(operand, tiling, Tiling::replicate(), k);
   }
-  return elements * scaleTo(state.tensorShapes[t], operand) *
-         graph.tensors[t].elementBytes * state.groups;
+  return toBytes(graph, state, t, operand, elements);
 }
 
 double StepModel::outputCost(int op, unsigned j, OpChoice choice,
@@ -234,9 +240,8 @@ double StepModel::outputCost(int op, unsigned j, OpChoice choice,
   const Shape &operand = state.opShapes[op].outputs[j];
   const Strategy *s = getStrategy(op, choice);
   Tiling produced = s ? s->outputs[j] : Tiling::replicate();
-  double elements = getConversionCost(operand, produced, tiling, k);
-  return elements * scaleTo(state.tensorShapes[t], operand) *
-         graph.tensors[t].elementBytes * state.groups;
+  return toBytes(graph, state, t, operand,
+                 getConversionCost(operand, produced, tiling, k));
 }
 
 OpChoice StepModel::bestChoice(int op,

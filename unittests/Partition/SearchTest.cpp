@@ -319,13 +319,18 @@ TEST(SearchTest, RecursionIsOptimalAndStepsCommute) {
   EXPECT_GE(compared, 120u);
 }
 
-TEST(SearchTest, IndivisibleDimensionsAreExcluded) {
+/// x (an input) times w (a weight).
+Graph singleMatmul(Shape x, Shape w) {
   static Descs d;
   Builder b;
-  int x = b.tensor("%x", {6, 5}, TensorRole::Input);
-  int w = b.tensor("%w", {5, 3}, TensorRole::Weight);
-  b.op("matmul", d.matmul, {x, w}, {6, 3});
-  Graph g = b.finish();
+  int xt = b.tensor("%x", x, TensorRole::Input);
+  int wt = b.tensor("%w", w, TensorRole::Weight);
+  b.op("matmul", d.matmul, {xt, wt}, {x[0], w[1]});
+  return b.finish();
+}
+
+TEST(SearchTest, IndivisibleDimensionsAreExcluded) {
+  Graph g = singleMatmul({6, 5}, {5, 3});
   StrategyCache cache;
   SearchOptions options;
   StepState state = StepState::initial(g);
@@ -345,12 +350,8 @@ TEST(SearchTest, IndivisibleDimensionsAreExcluded) {
 }
 
 TEST(SearchTest, ReplicationEnablesDataParallelism) {
-  static Descs d;
-  Builder b;
-  int x = b.tensor("%x", {64, 4}, TensorRole::Input);
-  int w = b.tensor("%w", {4, 4}, TensorRole::Weight);
-  b.op("matmul", d.matmul, {x, w}, {64, 4});
-  Graph g = b.finish();
+  Graph g = singleMatmul({64, 4}, {4, 4});
+  int w = 1;
   std::string error;
   Topology two = *Topology::parse("2", "", error);
   SearchOptions options;
