@@ -141,6 +141,10 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
     if (!plan)
       return func.emitError("tofu-search: invalid plan '")
              << path << "': " << error;
+    if (plan->topology.levels != topology.levels)
+      return func.emitError("tofu-search: the plan '")
+             << path << "' is for devices '" << plan->topology.str()
+             << "', not '" << topology.str() << "'";
   } else {
     plan = searchPlan(graph, topology, options, error);
     if (!plan)
