@@ -219,8 +219,6 @@ void Eliminator::eliminate(unsigned v) {
   for (unsigned f : ids)
     parts.push_back(&factors[f]);
   Factor sum = combine(parts, scope, dims);
-  solution.largestTable =
-      std::max<uint64_t>(solution.largestTable, sum.table.size());
   for (unsigned f : ids)
     removeFactor(f);
   addFactor(minimizeOut(sum, 0));
@@ -258,7 +256,6 @@ void Eliminator::fixGreedily(unsigned v) {
       std::min_element(estimate.begin(), estimate.end()) - estimate.begin();
   fix(v, best);
   solution.exact = false;
-  ++solution.fixedGreedily;
 }
 
 MinSumSolution Eliminator::run() {

@@ -533,7 +533,6 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
   }
   PlanStep step = model.evaluate(std::move(tilings), std::move(choices));
   step.exact = solution.exact;
-  step.largestTable = solution.largestTable;
   assert(std::abs(step.bytes - solution.cost) <=
              1e-6 * std::max(1.0, std::abs(step.bytes)) &&
          "the DP's objective differs from the plan's cost");

@@ -44,8 +44,6 @@ struct TensorNode {
   int gradientOf = -1;
   /// For optimizer state and updated weights: the weight tensor.
   int stateOf = -1;
-
-  int64_t getBytes() const { return getNumElements(shape) * elementBytes; }
 };
 
 struct OpNode {

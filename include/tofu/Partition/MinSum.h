@@ -51,9 +51,6 @@ struct MinSumSolution {
   double cost = 0;
   /// False when some variables were fixed greedily to respect the bound.
   bool exact = true;
-  unsigned fixedGreedily = 0;
-  /// The largest table the elimination built.
-  uint64_t largestTable = 0;
 };
 
 /// Exact variable elimination; `maxTableSize` bounds every table built.

@@ -112,7 +112,6 @@ struct PlanStep {
   double bytes = 0;
   /// False when the DP had to fix variables greedily.
   bool exact = true;
-  uint64_t largestTable = 0;
 };
 
 struct Plan {
