@@ -5,9 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Conversion/Passes.h"
 #include "tofu/Dialect/TDL/IR/TDL.h"
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/TDL/Transforms/Passes.h"
+#include "tofu/Dialect/Tofu/IR/Tofu.h"
+#include "tofu/Dialect/Tofu/Transforms/Passes.h"
 #include "tofu/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -50,10 +53,12 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
-  registry.insert<tofu::tdl::TDLDialect>();
+  registry.insert<tofu::tdl::TDLDialect, tofu::TofuDialect>();
   tofu::tdl::registerTDLExternalModels(registry);
   tofu::tdl::registerTDLPasses();
   tofu::registerTofuPasses();
+  tofu::registerTofuPartitionPasses();
+  tofu::registerTofuConversionPasses();
   tofu::test::registerTestTDLStrategiesPass();
   tofu::test::registerTestShardingCrossCheckPass();
   tofu::test::registerTestCoarsenPass();

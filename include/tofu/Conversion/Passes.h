@@ -1,0 +1,15 @@
+//===- Passes.h - Tofu conversion passes ------------------------*- C++ -*-===//
+
+#ifndef TOFU_CONVERSION_PASSES_H
+#define TOFU_CONVERSION_PASSES_H
+
+#include "tofu/Conversion/TofuToMPI/TofuToMPI.h"
+
+namespace tofu {
+
+#define GEN_PASS_REGISTRATION
+#include "tofu/Conversion/Passes.h.inc"
+
+} // namespace tofu
+
+#endif // TOFU_CONVERSION_PASSES_H

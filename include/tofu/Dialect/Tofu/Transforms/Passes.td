@@ -1,0 +1,91 @@
+//===- Passes.td - Partitioned-program passes ----------------*- tablegen -*-===//
+//
+// Passes that turn a training step with a plan into an SPMD program and
+// wrap it in a driver that trains it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_DIALECT_TOFU_TRANSFORMS_PASSES_TD
+#define TOFU_DIALECT_TOFU_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TofuPartition : Pass<"tofu-partition", "mlir::ModuleOp"> {
+  let summary = "Generate the SPMD program of a plan (Tofu §6)";
+  let description = [{
+    Rewrites every function that carries a plan (the attributes of
+    `tofu-search`) into an SPMD function on a `shard.grid @tofu_grid` with
+    one axis per recursion step. Arguments and results take their local
+    shapes and a `tofu.layout`.
+
+    Every `linalg` operation runs on its local iteration box, the recursion
+    of its per-step strategies. Its inputs are fetched just before it (the
+    region each rank reads is the image of its box under the operand's
+    indexing map, so halos and strided reads need no special case), with
+    indexing maps rebased onto the local regions and `linalg.index`
+    offset by the rank's box. Outputs whose reduction loop was cut are
+    partial; they are reduced into the tensor's layout with
+    `shard.reduce_scatter` when the layout cuts the axis and
+    `shard.all_reduce` when it replicates. Every other conversion is a
+    `tofu.fetch`, or a local `tensor.extract_slice` when no rank needs
+    anything it does not hold. The original operation order is kept.
+
+    Operations that are not `linalg` run replicated on whole inputs, with
+    a remark. The unpartitioned function is kept as `@<name>_reference`
+    for differential testing.
+
+    Before (plan attributes abbreviated):
+    ```mlir
+    func.func @f_train(%x: tensor<8x4xf32> {tofu.tiling = ["cut(0)"]}, ...)
+    ```
+    After:
+    ```mlir
+    shard.grid @tofu_grid(shape = 2)
+    func.func @f_train(%x: tensor<4x4xf32> {tofu.layout = #tofu.layout<[0]>}, ...)
+    ```
+  }];
+  let options = [
+    Option<"keepReference", "keep-reference", "bool", /*default=*/"true",
+           "Keep the unpartitioned function as @<name>_reference">,
+  ];
+  let dependentDialects = [
+    "::tofu::TofuDialect", "::mlir::shard::ShardDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+def TofuTrainDriver : Pass<"tofu-train-driver", "mlir::ModuleOp"> {
+  let summary = "Add a main that trains a (partitioned) step for some steps";
+  let description = [{
+    Adds `@main`, which initialises the runtime, fills every argument of the
+    training step deterministically from a counter-based hash of each
+    element's global index (every rank generates only its own tile), runs
+    `steps` steps feeding updated weights and optimizer state back, prints
+    the loss of every step on rank 0, and finalizes the runtime.
+
+    With `reference`, it also runs `@<name>_reference` (the unpartitioned
+    step kept by `tofu-partition`) on whole tensors, prints its losses, and
+    prints the largest relative difference over the losses and every final
+    weight and optimizer state:
+    ```
+    max relative difference: 1.2e-07
+    ```
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "The training step (default: the function with tofu.loss)">,
+    Option<"steps", "steps", "unsigned", /*default=*/"3", "Training steps">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"1",
+           "Seed of the initial values">,
+    Option<"reference", "reference", "bool", /*default=*/"false",
+           "Also run the unpartitioned step and compare">,
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect", "::mlir::shard::ShardDialect"
+  ];
+}
+
+#endif // TOFU_DIALECT_TOFU_TRANSFORMS_PASSES_TD

@@ -1,0 +1,73 @@
+//===- Distribution.h - Per-rank boxes of a partitioned program -*- C++ -*-===//
+//
+// The concrete geometry of an SPMD program generated from a plan. The ranks
+// form a grid with one axis per recursion step (Tofu §5.2): rank r has the
+// row-major coordinates (c_0, ..., c_{n-1}) and axis i has the step's k_i
+// workers. A tiling cut(d) at step i splits the current local extent of
+// dimension d into k_i balanced chunks and gives chunk c_i to the ranks with
+// coordinate c_i; `rep` keeps the extent. The same recursion over an
+// operator's loop variables gives every rank its iteration box.
+//
+// Everything here is plain arithmetic on boxes, so that tofu-partition,
+// the runtime and the tests agree on one definition.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PARTITION_DISTRIBUTION_H
+#define TOFU_PARTITION_DISTRIBUTION_H
+
+#include "tofu/Partition/Tiling.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tofu {
+
+/// The process grid of an SPMD program: one axis per recursion step.
+struct ProcessGrid {
+  std::vector<int64_t> shape;
+
+  /// Number of ranks.
+  int64_t size() const;
+  /// Row-major coordinates of `rank` (axis 0 varies slowest).
+  std::vector<int64_t> getCoords(int64_t rank) const;
+};
+
+/// One rank's region per rank of the grid, in rank order.
+using RankBoxes = std::vector<Box>;
+
+/// The boxes of a tensor of `shape` laid out with `perStep[i]` at grid axis
+/// i (cut or replicate). Fails with a message when a cut dimension does not
+/// divide evenly or is out of range.
+std::optional<RankBoxes> getLayoutBoxes(const Shape &shape,
+                                        const std::vector<Tiling> &perStep,
+                                        const ProcessGrid &grid,
+                                        std::string &error);
+
+/// The iteration boxes of an operator with loop `extents` that cuts loop
+/// `cutVars[i]` at grid axis i (-1: the step runs the operator replicated).
+std::optional<RankBoxes> getIterationBoxes(const std::vector<int64_t> &extents,
+                                           const std::vector<int> &cutVars,
+                                           const ProcessGrid &grid,
+                                           std::string &error);
+
+/// The shape of a box (hi - lo + 1 per dimension).
+Shape getBoxShape(const Box &box);
+
+/// True if every rank's box has the same shape, which SPMD code needs.
+bool haveUniformShape(const RankBoxes &boxes);
+
+/// Elements rank w must receive to hold `required[w]` when every rank v
+/// holds `held[v]` (Lemma 1 of the Tofu report, summed over ranks): what a
+/// rank already holds is never sent.
+int64_t getReceivedElements(const RankBoxes &held, const RankBoxes &required);
+
+/// Checks that the distinct boxes of `held` are pairwise disjoint and cover
+/// every `required` box, so that each required element has one source
+/// region. Returns an error message or "".
+std::string checkFetchable(const RankBoxes &held, const RankBoxes &required);
+
+} // namespace tofu
+
+#endif // TOFU_PARTITION_DISTRIBUTION_H

@@ -1,0 +1,103 @@
+//===- TofuRuntime.h - C ABI of the CPU runtime over MPI -------*- C -*-===//
+//
+// The functions that TofuToMPI and tofu-train-driver call. Buffers come as
+// MLIR unranked memref descriptors (`llvm.emit_c_interface`), so one entry
+// point serves every rank and layout. The ranks form a row-major grid whose
+// shape is passed as an i64 buffer; `axes` is a bit mask of grid axes.
+//
+// Every MPI call is checked; a failure prints the call and aborts the job.
+// The runtime counts the logical bytes each rank receives per collective:
+//   fetch           the elements it did not hold,
+//   reduce_scatter  (g - 1) / g of its input,
+//   all_reduce      2 (g - 1) / g of its buffer (reduce-scatter + all-gather),
+// for a group of g ranks, and the peak of live bytes allocated through
+// `tofu_alloc` (the allocation hook of finalize-memref-to-llvm's generic
+// allocation functions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_TOFURUNTIME_H
+#define TOFU_RUNTIME_TOFURUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// An unranked memref as MLIR passes it: the rank and a pointer to the
+/// ranked descriptor {allocated, aligned, offset, sizes[rank], strides[rank]}.
+typedef struct {
+  int64_t rank;
+  void *descriptor;
+} TofuUnrankedMemRef;
+
+/// Element types of the collectives.
+enum { TOFU_F32 = 0, TOFU_F64 = 1 };
+/// Reductions, numbered as shard::ReductionKind.
+enum { TOFU_SUM = 1, TOFU_MAX = 2, TOFU_MIN = 3, TOFU_PROD = 4 };
+
+/// Initializes MPI if needed. `gridSize` > 0 checks that the job has that
+/// many ranks and aborts with a message otherwise.
+void tofu_init(int64_t gridSize);
+/// Frees every cached communicator and finalizes MPI if tofu_init began it.
+void tofu_finalize(void);
+/// The rank in MPI_COMM_WORLD (the linear index on the grid).
+int64_t tofu_rank(void);
+
+/// Gives every rank the region of a distributed tensor that starts at its
+/// row of `dstOffsets` (i64, ranks x rank), when every rank holds the region
+/// that starts at its row of `srcOffsets`.
+void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
+                             TofuUnrankedMemRef *srcOffsets,
+                             TofuUnrankedMemRef *dstOffsets,
+                             int64_t elementBytes);
+/// dst = the reduction of src over the ranks that differ only in `axes`.
+void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
+                                  TofuUnrankedMemRef *dst,
+                                  TofuUnrankedMemRef *grid, int64_t axes,
+                                  int64_t kind, int64_t type);
+/// dst = chunk c (the rank's coordinate on `axis`) along dimension `dim` of
+/// the reduction of src over grid axis `axis`.
+void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axis,
+                                      int64_t dim, int64_t kind, int64_t type);
+
+/// Fills a tile with values from a counter-based hash of each element's
+/// global row-major index in a tensor of shape `globalShape`, at the
+/// tile's global `offsets`: uniform in [-scale, scale), or [0, scale) if
+/// `nonNegative`. `stream` separates tensors.
+void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,
+                                 TofuUnrankedMemRef *offsets,
+                                 TofuUnrankedMemRef *globalShape,
+                                 uint64_t seed, uint64_t stream, double scale,
+                                 int64_t nonNegative, int64_t type);
+/// The largest relative difference |a - b| / max(|b|, 1e-3) between a tile
+/// and the region of a whole reference tensor at `offsets`.
+double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
+                                        TofuUnrankedMemRef *reference,
+                                        TofuUnrankedMemRef *offsets,
+                                        int64_t type);
+/// Prints (on rank 0) the loss of a step, and the reference loss when
+/// `hasReference`.
+void tofu_print_loss(int64_t step, double loss, int64_t hasReference,
+                     double reference);
+/// Prints (on rank 0) `max relative difference: X` with X the maximum of
+/// `difference` over all ranks.
+void tofu_print_difference(double difference);
+/// Prints (on rank 0) the bytes received per collective, summed over ranks
+/// and divided by `steps`, and the largest peak of live allocated bytes.
+void tofu_print_statistics(int64_t steps);
+
+/// Allocation hooks with the signatures of finalize-memref-to-llvm's
+/// generic allocation functions (use-generic-functions).
+void *_mlir_memref_to_llvm_alloc(uint64_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // TOFU_RUNTIME_TOFURUNTIME_H

@@ -1,0 +1,248 @@
+//===- TofuToMPI.cpp - Communication to the MPI runtime -------------------===//
+//
+// Lowers the communication of a partitioned program to calls into the CPU
+// runtime (include/tofu/Runtime/TofuRuntime.h), on tensors, so that the
+// usual one-shot bufferization and LLVM lowering follow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToMPI/TofuToMPI.h"
+#include "tofu/Dialect/Tofu/IR/Tofu.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace tofu {
+#define GEN_PASS_DEF_CONVERTTOFUTOMPI
+#include "tofu/Conversion/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+using namespace tofu;
+
+namespace {
+
+/// Element type codes of the runtime.
+constexpr int64_t kF32 = 0, kF64 = 1;
+
+class RuntimeCalls {
+public:
+  RuntimeCalls(ModuleOp module) : module(module), b(module.getContext()) {}
+
+  /// Declares (once) a runtime function with the C interface.
+  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results) {
+    if (auto f = module.lookupSymbol<func::FuncOp>(name))
+      return f;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    auto f = func::FuncOp::create(b, module.getLoc(), name,
+                                  b.getFunctionType(inputs, results));
+    f.setPrivate();
+    if (llvm::any_of(inputs, [](Type t) { return isa<MemRefType,
+                                                      UnrankedMemRefType>(t); }))
+      f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    return f;
+  }
+
+  ModuleOp module;
+  OpBuilder b;
+};
+
+/// An unranked view of a tensor's buffer.
+Value toUnranked(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                       strides);
+  auto memrefType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  Value buffer =
+      bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                        /*read_only=*/true);
+  return memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+}
+
+/// A constant i64 vector as an unranked buffer.
+Value constantInts(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
+  Value t = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(type, values));
+  return toUnranked(b, loc, t);
+}
+
+Value i64(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 64);
+}
+
+FailureOr<int64_t> typeCode(Operation *op, Type element) {
+  if (element.isF32())
+    return kF32;
+  if (element.isF64())
+    return kF64;
+  return op->emitOpError("convert-tofu-to-mpi: element type ")
+         << element << " is not supported (f32 or f64)";
+}
+
+/// Allocates the result buffer, calls `callee` with the input, the result
+/// and `extra` arguments, and returns the result as a tensor.
+Value callWithResult(RuntimeCalls &rt, OpBuilder &b, Location loc,
+                     StringRef callee, Value input, RankedTensorType result,
+                     ArrayRef<Value> extra) {
+  auto memrefType =
+      MemRefType::get(result.getShape(), result.getElementType());
+  Value out = memref::AllocOp::create(b, loc, memrefType);
+  Value in = toUnranked(b, loc, input);
+  Value outU = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(result.getElementType(), 0), out);
+  SmallVector<Value> args{in, outU};
+  args.append(extra.begin(), extra.end());
+  func::FuncOp f = rt.declare(callee, ValueRange(args).getTypes(), {});
+  func::CallOp::create(b, loc, f, args);
+  return bufferization::ToTensorOp::create(b, loc, result, out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+struct ConvertTofuToMPIPass
+    : public tofu::impl::ConvertTofuToMPIBase<ConvertTofuToMPIPass> {
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// The grid shape and the bit mask of `axes`.
+static FailureOr<std::pair<SmallVector<int64_t>, int64_t>>
+getGrid(Operation *op, FlatSymbolRefAttr name, ArrayRef<int16_t> axes) {
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, name);
+  if (!grid)
+    return op->emitOpError("convert-tofu-to-mpi: no shard.grid ") << name;
+  SmallVector<int64_t> shape(grid.getShape());
+  for (int64_t k : shape)
+    if (ShapedType::isDynamic(k))
+      return op->emitOpError("convert-tofu-to-mpi: dynamic grids are not "
+                             "supported");
+  int64_t mask = 0;
+  if (axes.empty())
+    mask = (int64_t(1) << shape.size()) - 1;
+  for (int16_t a : axes)
+    mask |= int64_t(1) << a;
+  return std::pair{shape, mask};
+}
+
+void ConvertTofuToMPIPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  RuntimeCalls rt(module);
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (isa<FetchOp, shard::AllReduceOp, shard::ReduceScatterOp,
+            shard::ProcessLinearIndexOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value replacement;
+    if (auto fetch = dyn_cast<FetchOp>(op)) {
+      auto type = fetch.getResult().getType();
+      int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+      if (type.getRank() == 0) {
+        replacement = fetch.getInput();
+      } else {
+        replacement = callWithResult(
+            rt, b, loc, "tofu_fetch", fetch.getInput(), type,
+            {constantInts(b, loc, fetch.getSrcOffsets()),
+             constantInts(b, loc, fetch.getDstOffsets()), i64(b, loc, bytes)});
+      }
+    } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+      auto type = cast<RankedTensorType>(reduce.getResult().getType());
+      auto grid = getGrid(op, reduce.getGridAttr(), reduce.getGridAxes());
+      auto code = typeCode(op, type.getElementType());
+      if (failed(grid) || failed(code))
+        return signalPassFailure();
+      if (type != reduce.getInput().getType()) {
+        op->emitOpError("convert-tofu-to-mpi: the element type changes");
+        return signalPassFailure();
+      }
+      replacement = callWithResult(
+          rt, b, loc, "tofu_all_reduce", reduce.getInput(), type,
+          {constantInts(b, loc, grid->first), i64(b, loc, grid->second),
+           i64(b, loc, (int64_t)reduce.getReduction()), i64(b, loc, *code)});
+    } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
+      auto type = cast<RankedTensorType>(scatter.getResult().getType());
+      auto grid = getGrid(op, scatter.getGridAttr(), scatter.getGridAxes());
+      auto code = typeCode(op, type.getElementType());
+      if (failed(grid) || failed(code))
+        return signalPassFailure();
+      if (scatter.getGridAxes().size() != 1) {
+        op->emitOpError("convert-tofu-to-mpi: reduce_scatter over several "
+                        "grid axes is not supported");
+        return signalPassFailure();
+      }
+      replacement = callWithResult(
+          rt, b, loc, "tofu_reduce_scatter", scatter.getInput(), type,
+          {constantInts(b, loc, grid->first),
+           i64(b, loc, scatter.getGridAxes()[0]),
+           i64(b, loc, scatter.getScatterAxis().getSExtValue()),
+           i64(b, loc, (int64_t)scatter.getReduction()), i64(b, loc, *code)});
+    } else if (isa<shard::ProcessLinearIndexOp>(op)) {
+      func::FuncOp f = rt.declare("tofu_rank", {}, {b.getI64Type()});
+      Value rank = func::CallOp::create(b, loc, f, ValueRange{}).getResult(0);
+      replacement =
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);
+    }
+    op->getResult(0).replaceAllUsesWith(replacement);
+    op->erase();
+  }
+  // Nothing of shard or tofu may be left.
+  SmallVector<Operation *> grids;
+  WalkResult left = module.walk([&](Operation *op) {
+    if (isa<shard::GridOp>(op)) {
+      grids.push_back(op);
+      return WalkResult::advance();
+    }
+    StringRef ns = op->getDialect() ? op->getDialect()->getNamespace() : "";
+    if (ns == "shard" || ns == "tofu") {
+      op->emitOpError("convert-tofu-to-mpi: cannot lower this operation");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (left.wasInterrupted())
+    return signalPassFailure();
+  for (Operation *g : grids)
+    g->erase();
+  // Attributes of our dialects would not parse where they are not loaded.
+  auto isOurs = [](NamedAttribute a) {
+    return a.getName().strref().starts_with("tofu.") ||
+           a.getName().strref().starts_with("tdl.");
+  };
+  module.walk([&](Operation *op) {
+    SmallVector<StringAttr> names;
+    for (NamedAttribute a : op->getDiscardableAttrs())
+      if (isOurs(a))
+        names.push_back(a.getName());
+    for (StringAttr n : names)
+      op->removeDiscardableAttr(n);
+    if (auto f = dyn_cast<func::FuncOp>(op)) {
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        if (DictionaryAttr d = f.getArgAttrDict(i)) {
+          SmallVector<NamedAttribute> kept;
+          for (NamedAttribute a : d)
+            if (!isOurs(a))
+              kept.push_back(a);
+          f.setArgAttrs(i, kept);
+        }
+      for (unsigned i = 0; i < f.getNumResults(); ++i)
+        if (DictionaryAttr d = f.getResultAttrDict(i)) {
+          SmallVector<NamedAttribute> kept;
+          for (NamedAttribute a : d)
+            if (!isOurs(a))
+              kept.push_back(a);
+          f.setResultAttrs(i, kept);
+        }
+    }
+  });
+}

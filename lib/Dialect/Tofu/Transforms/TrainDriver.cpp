@@ -1,0 +1,343 @@
+//===- TrainDriver.cpp - The tofu-train-driver pass -----------------------===//
+//
+// Adds a `@main` that trains a training step (partitioned by tofu-partition
+// or not) for a few steps with the CPU runtime: every rank fills its own
+// tiles from a hash of the global element index, the loop feeds updated
+// weights and optimizer state back, and rank 0 prints the losses. With
+// `reference`, the unpartitioned step runs next to it on whole tensors and
+// the largest relative difference is printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Dialect/Tofu/Transforms/Passes.h"
+#include "tofu/Partition/Distribution.h"
+#include "tofu/Transforms/TrainingAttributes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cmath>
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUTRAINDRIVER
+#include "tofu/Dialect/Tofu/Transforms/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+using namespace tofu;
+
+namespace {
+
+struct TofuTrainDriverPass
+    : public tofu::impl::TofuTrainDriverBase<TofuTrainDriverPass> {
+  using TofuTrainDriverBase::TofuTrainDriverBase;
+
+  void runOnOperation() override;
+};
+
+/// Builds the body of @main.
+class DriverBuilder {
+public:
+  DriverBuilder(ModuleOp module, OpBuilder &b) : module(module), b(b) {}
+
+  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results) {
+    if (auto f = module.lookupSymbol<func::FuncOp>(name))
+      return f;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    auto f = func::FuncOp::create(b, module.getLoc(), name,
+                                  b.getFunctionType(inputs, results));
+    f.setPrivate();
+    if (llvm::any_of(inputs, [](Type t) { return isa<UnrankedMemRefType>(t); }))
+      f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    return f;
+  }
+  Value call(StringRef name, ValueRange args, TypeRange results = {}) {
+    func::FuncOp f = declare(name, args.getTypes(), results);
+    auto c = func::CallOp::create(b, loc, f, args);
+    return results.empty() ? Value() : c.getResult(0);
+  }
+  Value i64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+  Value f64(double v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(),
+                                          APFloat(v));
+  }
+  /// An unranked read-only view of a tensor.
+  Value view(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+    auto memrefType = MemRefType::get(
+        type.getShape(), type.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides));
+    Value m = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                /*read_only=*/true);
+    return memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(type.getElementType(), 0), m);
+  }
+  /// This rank's row of a per-rank table of offsets, as a buffer.
+  Value rankRow(const RankBoxes &boxes, int64_t rank) {
+    SmallVector<int64_t> flat;
+    for (const Box &box : boxes)
+      flat.append(box.lo.begin(), box.lo.end());
+    if (rank == 0)
+      return view(arith::ConstantOp::create(
+          b, loc,
+          DenseIntElementsAttr::get(
+              RankedTensorType::get({0}, b.getI64Type()),
+              ArrayRef<int64_t>{})));
+    auto tableType = RankedTensorType::get(
+        {(int64_t)boxes.size(), rank}, b.getI64Type());
+    Value table = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(tableType, flat));
+    SmallVector<OpFoldResult> offsets{rankIndex, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(rank)};
+    SmallVector<OpFoldResult> strides{b.getIndexAttr(1), b.getIndexAttr(1)};
+    Value row = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({rank}, b.getI64Type()), table, offsets,
+        sizes, strides);
+    return view(row);
+  }
+  Value constantInts(ArrayRef<int64_t> v) {
+    return view(arith::ConstantOp::create(
+        b, loc,
+        DenseIntElementsAttr::get(
+            RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v)));
+  }
+
+  ModuleOp module;
+  OpBuilder &b;
+  Location loc = UnknownLoc::get(module.getContext());
+  Value rankIndex;
+};
+
+/// The range of initial weights: 1/sqrt(fan-in), with the fan-in estimated
+/// as the number of elements over the largest dimension.
+double weightScale(RankedTensorType type) {
+  int64_t largest = 1;
+  for (int64_t d : type.getShape())
+    largest = std::max(largest, d);
+  double fanIn = double(type.getNumElements()) / double(largest);
+  return 1.0 / std::sqrt(std::max(1.0, fanIn));
+}
+
+/// The boxes of argument `i` of `step` on every rank (whole tensors when
+/// the step is not partitioned).
+FailureOr<RankBoxes> getArgBoxes(func::FuncOp step, unsigned i,
+                                 RankedTensorType global,
+                                 const ProcessGrid &grid) {
+  Shape shape(global.getShape().begin(), global.getShape().end());
+  auto layout = step.getArgAttrOfType<LayoutAttr>(i, "tofu.layout");
+  if (!layout)
+    return RankBoxes(grid.size(), Box::whole(shape));
+  std::vector<Tiling> tilings;
+  for (int64_t d : layout.getAxes())
+    tilings.push_back(d < 0 ? Tiling::replicate() : Tiling::cut(d));
+  std::string error;
+  std::optional<RankBoxes> boxes = getLayoutBoxes(shape, tilings, grid, error);
+  if (!boxes)
+    return step.emitError("tofu-train-driver: argument #")
+           << i << ": " << error;
+  return *boxes;
+}
+
+} // namespace
+
+void TofuTrainDriverPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  func::FuncOp step;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isExternal() || f.getSymName().ends_with("_reference"))
+      continue;
+    bool match = funcName.empty()
+                     ? f.getNumResults() > 0 &&
+                           f.getResultAttr(0, attrs::kLoss) != nullptr
+                     : f.getSymName() == funcName;
+    if (match) {
+      step = f;
+      break;
+    }
+  }
+  if (!step) {
+    module.emitError("tofu-train-driver: no training step found (")
+        << (funcName.empty() ? std::string("a function whose first result "
+                                           "has tofu.loss")
+                             : "@" + funcName)
+        << ")";
+    return signalPassFailure();
+  }
+  if (module.lookupSymbol("main")) {
+    module.emitError("tofu-train-driver: the module already has @main");
+    return signalPassFailure();
+  }
+  func::FuncOp reference = module.lookupSymbol<func::FuncOp>(
+      (step.getSymName() + "_reference").str());
+  if (this->reference && !reference) {
+    step.emitError("tofu-train-driver: reference=1 needs @")
+        << step.getSymName() << "_reference (kept by tofu-partition)";
+    return signalPassFailure();
+  }
+  // The grid, from a tofu.layout's shard.grid if the step is partitioned.
+  ProcessGrid grid{{1}};
+  for (auto g : module.getOps<shard::GridOp>())
+    if (g.getSymName() == (step.getSymName() + "_grid").str())
+      grid.shape.assign(g.getShape().begin(), g.getShape().end());
+  func::FuncOp globalOf = reference ? reference : step;
+  for (Type t : llvm::concat<const Type>(step.getArgumentTypes(),
+                                         step.getResultTypes())) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.hasStaticShape() ||
+        !(type.getElementType().isF32() || type.getElementType().isF64())) {
+      step.emitError("tofu-train-driver: every argument and result must be "
+                     "a static f32 or f64 tensor, not ")
+          << t;
+      return signalPassFailure();
+    }
+  }
+  if (globalOf.getNumArguments() != step.getNumArguments() ||
+      globalOf.getNumResults() != step.getNumResults()) {
+    step.emitError("tofu-train-driver: the reference has another signature");
+    return signalPassFailure();
+  }
+
+  // Which argument each result feeds in the next step.
+  SmallVector<int> feeds(step.getNumResults(), -1);
+  llvm::SmallDenseSet<unsigned> taken;
+  for (unsigned r = 0; r < step.getNumResults(); ++r) {
+    if (auto w = step.getResultAttrOfType<IntegerAttr>(r, attrs::kUpdatedArg);
+        w && w.getInt() >= 0 && w.getInt() < step.getNumArguments()) {
+      feeds[r] = w.getInt();
+      continue;
+    }
+    auto of = step.getResultAttrOfType<IntegerAttr>(r, attrs::kStateOf);
+    if (!of)
+      continue;
+    for (unsigned a = 0; a < step.getNumArguments(); ++a) {
+      auto argOf = step.getArgAttrOfType<IntegerAttr>(a, attrs::kStateOf);
+      if (argOf && argOf.getInt() == of.getInt() && !taken.contains(a)) {
+        feeds[r] = a;
+        taken.insert(a);
+        break;
+      }
+    }
+  }
+  for (unsigned r = 0; r < feeds.size(); ++r)
+    if (feeds[r] >= 0 &&
+        step.getResultTypes()[r] != step.getArgumentTypes()[feeds[r]]) {
+      step.emitError("tofu-train-driver: result #")
+          << r << " does not have the type of argument #" << feeds[r]
+          << " that it updates";
+      return signalPassFailure();
+    }
+
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  DriverBuilder d(module, b);
+  auto main = func::FuncOp::create(b, d.loc, "main", b.getFunctionType({}, {}));
+  b.setInsertionPointToStart(main.addEntryBlock());
+  d.call("tofu_init", {d.i64(grid.size() > 1 ? grid.size() : 0)});
+  Value rank = d.call("tofu_rank", {}, {b.getI64Type()});
+  d.rankIndex = arith::IndexCastOp::create(b, d.loc, b.getIndexType(), rank);
+
+  // Initial values: the same global values for the step and the reference.
+  SmallVector<Value> args, refArgs;
+  SmallVector<RankBoxes> argBoxes;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    auto local = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    auto global = cast<RankedTensorType>(globalOf.getArgumentTypes()[i]);
+    FailureOr<RankBoxes> boxes = getArgBoxes(step, i, global, grid);
+    if (failed(boxes))
+      return signalPassFailure();
+    argBoxes.push_back(*boxes);
+    bool state = step.getArgAttr(i, attrs::kStateOf) != nullptr;
+    bool weight = step.getArgAttr(i, attrs::kWeight) != nullptr;
+    auto fill = [&](RankedTensorType type, Value offsets) -> Value {
+      if (state) {
+        Value empty = tensor::EmptyOp::create(b, d.loc, type.getShape(),
+                                              type.getElementType());
+        Value zero = arith::ConstantOp::create(
+            b, d.loc, b.getFloatAttr(type.getElementType(), 0.0));
+        return linalg::FillOp::create(b, d.loc, ValueRange{zero},
+                                      ValueRange{empty})
+            .getResult(0);
+      }
+      auto memrefType =
+          MemRefType::get(type.getShape(), type.getElementType());
+      Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
+      Value unranked = memref::CastOp::create(
+          b, d.loc, UnrankedMemRefType::get(type.getElementType(), 0),
+          buffer);
+      d.call("tofu_fill_hash",
+             {unranked, offsets, d.constantInts(global.getShape()),
+              d.i64(seed), d.i64(i + 1),
+              d.f64(weight ? weightScale(global) : 1.0), d.i64(weight ? 0 : 1),
+              d.i64(type.getElementType().isF32() ? 0 : 1)});
+      return bufferization::ToTensorOp::create(b, d.loc, type, buffer,
+                                               /*restrict=*/true,
+                                               /*writable=*/true);
+    };
+    args.push_back(fill(local, d.rankRow(*boxes, local.getRank())));
+    if (this->reference)
+      refArgs.push_back(fill(
+          global, d.constantInts(SmallVector<int64_t>(global.getRank(), 0))));
+  }
+
+  Value worst = d.f64(0.0);
+  auto toF64 = [&](Value loss) -> Value {
+    Value scalar = tensor::ExtractOp::create(b, d.loc, loss, ValueRange{});
+    if (scalar.getType().isF32())
+      scalar = arith::ExtFOp::create(b, d.loc, b.getF64Type(), scalar);
+    return scalar;
+  };
+  SmallVector<Value> results, refResults;
+  for (unsigned s = 0; s < steps; ++s) {
+    auto call = func::CallOp::create(b, d.loc, step, args);
+    results.assign(call.getResults().begin(), call.getResults().end());
+    Value loss = toF64(results[0]);
+    Value refLoss = d.f64(0.0);
+    if (this->reference) {
+      auto refCall = func::CallOp::create(b, d.loc, reference, refArgs);
+      refResults.assign(refCall.getResults().begin(),
+                        refCall.getResults().end());
+      refLoss = toF64(refResults[0]);
+      Value diff = d.call(
+          "tofu_max_difference",
+          {d.view(results[0]), d.view(refResults[0]),
+           d.constantInts({}),
+           d.i64(cast<RankedTensorType>(results[0].getType())
+                         .getElementType()
+                         .isF32()
+                     ? 0
+                     : 1)},
+          {b.getF64Type()});
+      worst = arith::MaximumFOp::create(b, d.loc, worst, diff);
+    }
+    d.call("tofu_print_loss", {d.i64(s), loss, d.i64(this->reference ? 1 : 0),
+                               refLoss});
+    for (unsigned r = 0; r < feeds.size(); ++r)
+      if (feeds[r] >= 0) {
+        args[feeds[r]] = results[r];
+        if (this->reference)
+          refArgs[feeds[r]] = refResults[r];
+      }
+  }
+  if (this->reference) {
+    // Every final weight and optimizer state against the reference.
+    for (unsigned r = 0; r < feeds.size(); ++r) {
+      if (feeds[r] < 0)
+        continue;
+      auto type = cast<RankedTensorType>(results[r].getType());
+      Value diff = d.call(
+          "tofu_max_difference",
+          {d.view(results[r]), d.view(refResults[r]),
+           d.rankRow(argBoxes[feeds[r]], type.getRank()),
+           d.i64(type.getElementType().isF32() ? 0 : 1)},
+          {b.getF64Type()});
+      worst = arith::MaximumFOp::create(b, d.loc, worst, diff);
+    }
+    d.call("tofu_print_difference", {worst});
+  }
+  d.call("tofu_print_statistics", {d.i64(steps)});
+  d.call("tofu_finalize", {});
+  func::ReturnOp::create(b, d.loc);
+}

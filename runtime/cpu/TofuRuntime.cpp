@@ -1,0 +1,599 @@
+//===- TofuRuntime.cpp - The CPU runtime over MPI -------------------------===//
+//
+// Implements include/tofu/Runtime/TofuRuntime.h with MPI: region fetches
+// with point-to-point messages, reductions on communicators cached per
+// (grid, axes), deterministic initial values, and byte and memory counters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/TofuRuntime.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <vector>
+
+namespace {
+
+/// Aborts the job when an MPI call fails, naming the call.
+#define TOFU_MPI_CHECK(call)                                                   \
+  do {                                                                         \
+    int status_ = (call);                                                      \
+    if (status_ != MPI_SUCCESS) {                                              \
+      char text_[MPI_MAX_ERROR_STRING];                                        \
+      int length_ = 0;                                                         \
+      MPI_Error_string(status_, text_, &length_);                              \
+      std::fprintf(stderr, "tofu runtime: %s failed: %s\n", #call, text_);     \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                            \
+    }                                                                          \
+  } while (0)
+
+[[noreturn]] void fatal(const char *message) {
+  std::fprintf(stderr, "tofu runtime: %s\n", message);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+/// A strided view of a memref descriptor.
+struct View {
+  char *data = nullptr;
+  std::vector<int64_t> sizes, strides;
+  int64_t elementBytes = 0;
+
+  int64_t volume() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+};
+
+View getView(const TofuUnrankedMemRef *m, int64_t elementBytes) {
+  auto *d = static_cast<int64_t *>(m->descriptor);
+  View v;
+  char *aligned = reinterpret_cast<char *>(d[1]);
+  v.data = aligned + d[2] * elementBytes;
+  v.sizes.assign(d + 3, d + 3 + m->rank);
+  v.strides.assign(d + 3 + m->rank, d + 3 + 2 * m->rank);
+  v.elementBytes = elementBytes;
+  return v;
+}
+
+std::vector<int64_t> getInts(const TofuUnrankedMemRef *m) {
+  View v = getView(m, sizeof(int64_t));
+  std::vector<int64_t> out;
+  int64_t n = v.volume();
+  int64_t stride = v.strides.empty() ? 1 : v.strides.back();
+  if (v.sizes.size() > 1)
+    fatal("integer arrays must be one-dimensional");
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(reinterpret_cast<int64_t *>(v.data)[i * stride]);
+  return out;
+}
+
+int64_t bytesOf(int64_t type) {
+  if (type == TOFU_F32)
+    return 4;
+  if (type == TOFU_F64)
+    return 8;
+  fatal("unsupported element type");
+}
+
+MPI_Datatype mpiType(int64_t type) {
+  return type == TOFU_F32 ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+MPI_Op mpiOp(int64_t kind) {
+  switch (kind) {
+  case TOFU_SUM:
+    return MPI_SUM;
+  case TOFU_MAX:
+    return MPI_MAX;
+  case TOFU_MIN:
+    return MPI_MIN;
+  case TOFU_PROD:
+    return MPI_PROD;
+  default:
+    fatal("unsupported reduction");
+  }
+}
+
+/// Calls `f(offset in elements of the view, index)` for every element of
+/// the sub-box [lo, lo + sizes) of a view, in row-major order.
+template <typename F>
+void forEach(const View &v, const std::vector<int64_t> &lo,
+             const std::vector<int64_t> &sizes, F f) {
+  size_t rank = sizes.size();
+  for (int64_t s : sizes)
+    if (s <= 0)
+      return;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t linear = 0;
+  while (true) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d)
+      offset += (lo[d] + idx[d]) * v.strides[d];
+    f(offset, linear++);
+    size_t d = rank;
+    while (d > 0) {
+      --d;
+      if (++idx[d] < sizes[d])
+        break;
+      idx[d] = 0;
+      if (d == 0)
+        return;
+    }
+    if (rank == 0)
+      return;
+  }
+}
+
+/// Copies the sub-box [lo, lo + sizes) of a view to or from a packed buffer.
+void pack(const View &v, const std::vector<int64_t> &lo,
+          const std::vector<int64_t> &sizes, char *out) {
+  int64_t eb = v.elementBytes;
+  forEach(v, lo, sizes, [&](int64_t off, int64_t i) {
+    std::memcpy(out + i * eb, v.data + off * eb, eb);
+  });
+}
+void unpack(const View &v, const std::vector<int64_t> &lo,
+            const std::vector<int64_t> &sizes, const char *in) {
+  int64_t eb = v.elementBytes;
+  forEach(v, lo, sizes, [&](int64_t off, int64_t i) {
+    std::memcpy(v.data + off * eb, in + i * eb, eb);
+  });
+}
+
+struct Box {
+  std::vector<int64_t> lo, hi; // inclusive
+  bool empty() const {
+    for (size_t d = 0; d < lo.size(); ++d)
+      if (hi[d] < lo[d])
+        return true;
+    return false;
+  }
+  Box intersect(const Box &o) const {
+    Box b{lo, hi};
+    for (size_t d = 0; d < lo.size(); ++d) {
+      b.lo[d] = std::max(lo[d], o.lo[d]);
+      b.hi[d] = std::min(hi[d], o.hi[d]);
+    }
+    return b;
+  }
+  std::vector<int64_t> sizes() const {
+    std::vector<int64_t> s(lo.size());
+    for (size_t d = 0; d < lo.size(); ++d)
+      s[d] = hi[d] - lo[d] + 1;
+    return s;
+  }
+  int64_t volume() const {
+    if (empty())
+      return 0;
+    int64_t n = 1;
+    for (int64_t s : sizes())
+      n *= s;
+    return n;
+  }
+  bool operator==(const Box &o) const { return lo == o.lo && hi == o.hi; }
+};
+
+std::vector<Box> getBoxes(const std::vector<int64_t> &offsets,
+                          const std::vector<int64_t> &sizes, int ranks) {
+  size_t rank = sizes.size();
+  if (offsets.size() != rank * ranks)
+    fatal("a fetch's offsets do not match the number of ranks");
+  std::vector<Box> boxes(ranks);
+  for (int r = 0; r < ranks; ++r)
+    for (size_t d = 0; d < rank; ++d) {
+      boxes[r].lo.push_back(offsets[r * rank + d]);
+      boxes[r].hi.push_back(offsets[r * rank + d] + sizes[d] - 1);
+    }
+  return boxes;
+}
+
+std::vector<int64_t> relative(const Box &b, const Box &origin) {
+  std::vector<int64_t> lo(b.lo.size());
+  for (size_t d = 0; d < lo.size(); ++d)
+    lo[d] = b.lo[d] - origin.lo[d];
+  return lo;
+}
+
+struct State {
+  bool ownsMpi = false;
+  int rank = 0, size = 1;
+  std::map<std::vector<int64_t>, MPI_Comm> comms;
+  // Logical bytes received by this rank per collective.
+  double fetchBytes = 0, allReduceBytes = 0, reduceScatterBytes = 0;
+  int64_t liveBytes = 0, peakBytes = 0;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+void ensureInitialized() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    tofu_init(0);
+}
+
+/// The communicator of the ranks that differ from this one only along the
+/// grid axes in `axes`, ordered by their row-major index over those axes.
+MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
+  ensureInitialized();
+  std::vector<int64_t> key = grid;
+  key.push_back(axes);
+  State &s = state();
+  auto it = s.comms.find(key);
+  if (it != s.comms.end())
+    return it->second;
+  int64_t total = 1;
+  for (int64_t k : grid)
+    total *= k;
+  if (total != s.size)
+    fatal("the grid does not have as many ranks as the job");
+  std::vector<int64_t> coords(grid.size());
+  int64_t r = s.rank;
+  for (size_t i = grid.size(); i-- > 0;) {
+    coords[i] = r % grid[i];
+    r /= grid[i];
+  }
+  int color = 0, keyRank = 0;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    if (axes & (int64_t(1) << i))
+      keyRank = keyRank * grid[i] + coords[i];
+    else
+      color = color * grid[i] + coords[i];
+  }
+  MPI_Comm comm;
+  TOFU_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, keyRank, &comm));
+  s.comms[key] = comm;
+  return comm;
+}
+
+/// splitmix64: a counter-based generator, one value per index.
+uint64_t hash(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+} // namespace
+
+extern "C" {
+
+void tofu_init(int64_t gridSize) {
+  State &s = state();
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    TOFU_MPI_CHECK(MPI_Init(nullptr, nullptr));
+    s.ownsMpi = true;
+  }
+  TOFU_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &s.rank));
+  TOFU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &s.size));
+  if (gridSize > 0 && gridSize != s.size) {
+    if (s.rank == 0)
+      std::fprintf(stderr,
+                   "tofu runtime: the program is partitioned for %lld ranks "
+                   "but runs on %d (use mpiexec -n %lld)\n",
+                   (long long)gridSize, s.size, (long long)gridSize);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+void tofu_finalize(void) {
+  State &s = state();
+  for (auto &[key, comm] : s.comms)
+    TOFU_MPI_CHECK(MPI_Comm_free(&comm));
+  s.comms.clear();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (s.ownsMpi && !finalized)
+    TOFU_MPI_CHECK(MPI_Finalize());
+  s.ownsMpi = false;
+}
+
+int64_t tofu_rank(void) {
+  ensureInitialized();
+  return state().rank;
+}
+
+void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
+                             TofuUnrankedMemRef *srcOffsets,
+                             TofuUnrankedMemRef *dstOffsets,
+                             int64_t elementBytes) {
+  ensureInitialized();
+  State &s = state();
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  std::vector<Box> held = getBoxes(getInts(srcOffsets), in.sizes, s.size);
+  std::vector<Box> wanted = getBoxes(getInts(dstOffsets), out.sizes, s.size);
+  // Distinct held regions with their owners. They are disjoint, so every
+  // wanted element has one region; a receiver that does not own it gets it
+  // from owner (receiver mod owners), which both sides can compute.
+  std::vector<Box> regions;
+  std::vector<std::vector<int>> owners;
+  for (int r = 0; r < s.size; ++r) {
+    auto it = std::find(regions.begin(), regions.end(), held[r]);
+    if (it == regions.end()) {
+      regions.push_back(held[r]);
+      owners.push_back({r});
+    } else {
+      owners[it - regions.begin()].push_back(r);
+    }
+  }
+  auto sourceOf = [&](int receiver, size_t region) {
+    const std::vector<int> &o = owners[region];
+    if (std::find(o.begin(), o.end(), receiver) != o.end())
+      return receiver;
+    return o[receiver % o.size()];
+  };
+  int me = s.rank;
+  int64_t eb = elementBytes;
+  // What this rank sends to each receiver, packed region by region.
+  std::vector<std::vector<char>> sendBuffers(s.size), recvBuffers(s.size);
+  for (int w = 0; w < s.size; ++w) {
+    if (w == me)
+      continue;
+    for (size_t j = 0; j < regions.size(); ++j) {
+      Box part = wanted[w].intersect(regions[j]);
+      if (part.empty() || sourceOf(w, j) != me)
+        continue;
+      std::vector<char> &buf = sendBuffers[w];
+      size_t at = buf.size();
+      buf.resize(at + part.volume() * eb);
+      pack(in, relative(part, held[me]), part.sizes(), buf.data() + at);
+    }
+  }
+  int64_t received = 0;
+  for (size_t j = 0; j < regions.size(); ++j) {
+    Box part = wanted[me].intersect(regions[j]);
+    if (part.empty())
+      continue;
+    int from = sourceOf(me, j);
+    if (from == me) {
+      std::vector<char> tmp(part.volume() * eb);
+      pack(in, relative(part, held[me]), part.sizes(), tmp.data());
+      unpack(out, relative(part, wanted[me]), part.sizes(), tmp.data());
+    } else {
+      recvBuffers[from].resize(recvBuffers[from].size() + part.volume() * eb);
+      received += part.volume();
+    }
+  }
+  std::vector<MPI_Request> requests;
+  for (int v = 0; v < s.size; ++v)
+    if (!recvBuffers[v].empty()) {
+      requests.emplace_back();
+      TOFU_MPI_CHECK(MPI_Irecv(recvBuffers[v].data(), recvBuffers[v].size(),
+                               MPI_BYTE, v, 7, MPI_COMM_WORLD,
+                               &requests.back()));
+    }
+  for (int w = 0; w < s.size; ++w)
+    if (!sendBuffers[w].empty()) {
+      requests.emplace_back();
+      TOFU_MPI_CHECK(MPI_Isend(sendBuffers[w].data(), sendBuffers[w].size(),
+                               MPI_BYTE, w, 7, MPI_COMM_WORLD,
+                               &requests.back()));
+    }
+  TOFU_MPI_CHECK(MPI_Waitall(requests.size(), requests.data(),
+                             MPI_STATUSES_IGNORE));
+  std::vector<size_t> cursor(s.size, 0);
+  for (size_t j = 0; j < regions.size(); ++j) {
+    Box part = wanted[me].intersect(regions[j]);
+    int from = part.empty() ? me : sourceOf(me, j);
+    if (from == me)
+      continue;
+    unpack(out, relative(part, wanted[me]), part.sizes(),
+           recvBuffers[from].data() + cursor[from]);
+    cursor[from] += part.volume() * eb;
+  }
+  s.fetchBytes += double(received) * eb;
+}
+
+void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
+                                  TofuUnrankedMemRef *dst,
+                                  TofuUnrankedMemRef *grid, int64_t axes,
+                                  int64_t kind, int64_t type) {
+  MPI_Comm comm = getComm(getInts(grid), axes);
+  int64_t eb = bytesOf(type);
+  View in = getView(src, eb), out = getView(dst, eb);
+  // The result buffer is contiguous: pack into it and reduce in place.
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  std::vector<char> packed(in.volume() * eb);
+  pack(in, zero, in.sizes, packed.data());
+  int groupSize = 1;
+  TOFU_MPI_CHECK(MPI_Comm_size(comm, &groupSize));
+  TOFU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, packed.data(), in.volume(),
+                               mpiType(type), mpiOp(kind), comm));
+  unpack(out, zero, out.sizes, packed.data());
+  state().allReduceBytes +=
+      2.0 * (groupSize - 1) / groupSize * double(in.volume()) * eb;
+}
+
+void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axis,
+                                      int64_t dim, int64_t kind, int64_t type) {
+  MPI_Comm comm = getComm(getInts(grid), int64_t(1) << axis);
+  int64_t eb = bytesOf(type);
+  View in = getView(src, eb), out = getView(dst, eb);
+  int groupSize = 1;
+  TOFU_MPI_CHECK(MPI_Comm_size(comm, &groupSize));
+  if (dim < 0 || dim >= (int64_t)in.sizes.size() ||
+      in.sizes[dim] != out.sizes[dim] * groupSize)
+    fatal("reduce_scatter: the result is not one chunk of the input");
+  // Chunks along `dim`, one after the other, as MPI expects them.
+  int64_t chunk = out.volume();
+  std::vector<char> send(in.volume() * eb), recv(chunk * eb);
+  for (int c = 0; c < groupSize; ++c) {
+    std::vector<int64_t> lo(in.sizes.size(), 0);
+    lo[dim] = c * out.sizes[dim];
+    pack(in, lo, out.sizes, send.data() + c * chunk * eb);
+  }
+  TOFU_MPI_CHECK(MPI_Reduce_scatter_block(send.data(), recv.data(), chunk,
+                                          mpiType(type), mpiOp(kind), comm));
+  unpack(out, std::vector<int64_t>(out.sizes.size(), 0), out.sizes,
+         recv.data());
+  state().reduceScatterBytes +=
+      double(groupSize - 1) / groupSize * double(in.volume()) * eb;
+}
+
+void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,
+                                 TofuUnrankedMemRef *offsets,
+                                 TofuUnrankedMemRef *globalShape,
+                                 uint64_t seed, uint64_t stream, double scale,
+                                 int64_t nonNegative, int64_t type) {
+  int64_t eb = bytesOf(type);
+  View v = getView(tile, eb);
+  std::vector<int64_t> lo = getInts(offsets), shape = getInts(globalShape);
+  size_t rank = v.sizes.size();
+  if (lo.size() != rank || shape.size() != rank)
+    fatal("fill_hash: offsets and shape do not match the tile's rank");
+  uint64_t base = hash(seed * 0x100000001b3ull + stream);
+  std::vector<int64_t> idx(rank, 0);
+  forEach(v, std::vector<int64_t>(rank, 0), v.sizes,
+          [&](int64_t off, int64_t linear) {
+            // The element's global row-major index.
+            int64_t rem = linear, global = 0, inner = 1;
+            for (size_t d = rank; d-- > 0;) {
+              int64_t i = rem % v.sizes[d];
+              rem /= v.sizes[d];
+              global += (lo[d] + i) * inner;
+              inner *= shape[d];
+            }
+            double u = double(hash(base ^ uint64_t(global)) >> 11) /
+                       double(uint64_t(1) << 53);
+            double x = nonNegative ? u * scale : (2 * u - 1) * scale;
+            if (type == TOFU_F32) {
+              float f = float(x);
+              std::memcpy(v.data + off * eb, &f, 4);
+            } else {
+              std::memcpy(v.data + off * eb, &x, 8);
+            }
+          });
+}
+
+double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
+                                        TofuUnrankedMemRef *reference,
+                                        TofuUnrankedMemRef *offsets,
+                                        int64_t type) {
+  int64_t eb = bytesOf(type);
+  View a = getView(tile, eb), b = getView(reference, eb);
+  std::vector<int64_t> lo = getInts(offsets);
+  if (lo.size() != a.sizes.size() || b.sizes.size() != a.sizes.size())
+    fatal("max_difference: the tile and the reference differ in rank");
+  std::vector<double> x, y;
+  auto read = [&](const View &v, int64_t off) {
+    if (type == TOFU_F32) {
+      float f;
+      std::memcpy(&f, v.data + off * eb, 4);
+      return double(f);
+    }
+    double d;
+    std::memcpy(&d, v.data + off * eb, 8);
+    return d;
+  };
+  forEach(a, std::vector<int64_t>(a.sizes.size(), 0), a.sizes,
+          [&](int64_t off, int64_t) { x.push_back(read(a, off)); });
+  forEach(b, lo, a.sizes,
+          [&](int64_t off, int64_t) { y.push_back(read(b, off)); });
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double d = std::fabs(x[i] - y[i]) / std::max(std::fabs(y[i]), 1e-3);
+    if (std::isnan(d))
+      d = INFINITY;
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+void tofu_print_loss(int64_t step, double loss, int64_t hasReference,
+                     double reference) {
+  if (tofu_rank() != 0)
+    return;
+  if (hasReference)
+    std::printf("step %lld: loss %.9g reference %.9g\n", (long long)step, loss,
+                reference);
+  else
+    std::printf("step %lld: loss %.9g\n", (long long)step, loss);
+  std::fflush(stdout);
+}
+
+void tofu_print_difference(double difference) {
+  ensureInitialized();
+  double worst = 0;
+  TOFU_MPI_CHECK(MPI_Reduce(&difference, &worst, 1, MPI_DOUBLE, MPI_MAX, 0,
+                            MPI_COMM_WORLD));
+  if (state().rank == 0) {
+    std::printf("max relative difference: %.3g\n", worst);
+    std::fflush(stdout);
+  }
+}
+
+void tofu_print_statistics(int64_t steps) {
+  ensureInitialized();
+  State &s = state();
+  double mine[3] = {s.fetchBytes, s.reduceScatterBytes, s.allReduceBytes};
+  double sum[3] = {0, 0, 0};
+  TOFU_MPI_CHECK(
+      MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+  long long peak = s.peakBytes, maxPeak = 0;
+  TOFU_MPI_CHECK(MPI_Reduce(&peak, &maxPeak, 1, MPI_LONG_LONG, MPI_MAX, 0,
+                            MPI_COMM_WORLD));
+  if (s.rank != 0)
+    return;
+  double n = steps > 0 ? double(steps) : 1.0;
+  std::printf("measured bytes per step: %.0f (fetch %.0f, reduce_scatter "
+              "%.0f, all_reduce %.0f)\n",
+              (sum[0] + sum[1] + sum[2]) / n, sum[0] / n, sum[1] / n,
+              sum[2] / n);
+  std::printf("peak live bytes per rank: %lld\n", maxPeak);
+  std::fflush(stdout);
+}
+
+// Allocation hooks. Each block starts with a header of `alignment` bytes
+// (at least 16) whose last 16 bytes hold the size and the header length.
+static void *allocate(uint64_t alignment, uint64_t size) {
+  uint64_t header = std::max<uint64_t>(16, alignment);
+  char *base = static_cast<char *>(std::malloc(size + header + alignment));
+  if (!base)
+    fatal("out of memory");
+  uintptr_t start = reinterpret_cast<uintptr_t>(base) + header;
+  if (alignment > 1)
+    start = (start + alignment - 1) / alignment * alignment;
+  char *ptr = reinterpret_cast<char *>(start);
+  uint64_t meta[2] = {size, uint64_t(ptr - base)};
+  std::memcpy(ptr - 16, meta, 16);
+  State &s = state();
+  s.liveBytes += size;
+  s.peakBytes = std::max(s.peakBytes, s.liveBytes);
+  return ptr;
+}
+
+void *_mlir_memref_to_llvm_alloc(uint64_t size) { return allocate(16, size); }
+
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
+  return allocate(alignment, size);
+}
+
+void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  uint64_t meta[2];
+  std::memcpy(meta, static_cast<char *>(ptr) - 16, 16);
+  state().liveBytes -= meta[0];
+  std::free(static_cast<char *>(ptr) - meta[1]);
+}
+
+} // extern "C"

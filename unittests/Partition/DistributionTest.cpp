@@ -1,0 +1,86 @@
+//===- DistributionTest.cpp - Per-rank boxes of partitioned programs ------===//
+
+#include "tofu/Partition/Distribution.h"
+
+#include <gtest/gtest.h>
+
+using namespace tofu;
+
+namespace {
+
+TEST(DistributionTest, CoordinatesAreRowMajor) {
+  ProcessGrid grid{{3, 2, 2}};
+  EXPECT_EQ(grid.size(), 12);
+  EXPECT_EQ(grid.getCoords(0), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(grid.getCoords(5), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(grid.getCoords(11), (std::vector<int64_t>{2, 1, 1}));
+}
+
+// Two cuts of the same dimension halve it recursively: chunk c0 * 2 + c1.
+TEST(DistributionTest, RecursiveCutsOfOneDimension) {
+  ProcessGrid grid{{2, 2}};
+  std::string error;
+  auto boxes = getLayoutBoxes({8, 3}, {Tiling::cut(0), Tiling::cut(0)}, grid,
+                              error);
+  ASSERT_TRUE(boxes) << error;
+  for (int64_t r = 0; r < 4; ++r) {
+    EXPECT_EQ((*boxes)[r].lo, (std::vector<int64_t>{2 * r, 0}));
+    EXPECT_EQ((*boxes)[r].hi, (std::vector<int64_t>{2 * r + 1, 2}));
+  }
+}
+
+TEST(DistributionTest, ReplicatedAxesKeepTheExtent) {
+  ProcessGrid grid{{2, 3}};
+  std::string error;
+  auto boxes = getLayoutBoxes({4, 6}, {Tiling::replicate(), Tiling::cut(1)},
+                              grid, error);
+  ASSERT_TRUE(boxes) << error;
+  // Ranks 1 and 4 differ only along the replicated axis.
+  EXPECT_EQ((*boxes)[1], (*boxes)[4]);
+  EXPECT_EQ((*boxes)[1].lo, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ((*boxes)[1].hi, (std::vector<int64_t>{3, 3}));
+  EXPECT_TRUE(haveUniformShape(*boxes));
+}
+
+TEST(DistributionTest, UnevenCutsAreRejected) {
+  ProcessGrid grid{{3}};
+  std::string error;
+  EXPECT_FALSE(getLayoutBoxes({4}, {Tiling::cut(0)}, grid, error));
+  EXPECT_NE(error.find("does not divide by 3"), std::string::npos) << error;
+  EXPECT_FALSE(getLayoutBoxes({4}, {Tiling::cut(1)}, grid, error));
+  EXPECT_FALSE(getIterationBoxes({6, 4}, {-1, 3}, ProcessGrid{{2, 2}}, error));
+}
+
+// [[0],[1]] -> [[1],[0]] on a 2x2 grid: the diagonal ranks keep their
+// quarter and the two others swap theirs, half of the tensor in all.
+TEST(DistributionTest, ReceivedElementsOfATransposedLayout) {
+  ProcessGrid grid{{2, 2}};
+  std::string error;
+  auto from = getLayoutBoxes({4, 4}, {Tiling::cut(0), Tiling::cut(1)}, grid,
+                             error);
+  auto to = getLayoutBoxes({4, 4}, {Tiling::cut(1), Tiling::cut(0)}, grid,
+                           error);
+  ASSERT_TRUE(from && to) << error;
+  EXPECT_EQ(getReceivedElements(*from, *to), 8);
+  EXPECT_EQ(checkFetchable(*from, *to), "");
+}
+
+TEST(DistributionTest, FetchNeedsDisjointCoveringSources) {
+  RankBoxes overlapping{Box{{0}, {2}}, Box{{1}, {3}}};
+  EXPECT_NE(checkFetchable(overlapping, overlapping), "");
+  RankBoxes partial{Box{{0}, {1}}, Box{{0}, {1}}};
+  RankBoxes whole{Box{{0}, {3}}, Box{{0}, {3}}};
+  EXPECT_NE(checkFetchable(partial, whole).find("only 2 of its 4"),
+            std::string::npos);
+}
+
+TEST(DistributionTest, IterationBoxesFollowTheStrategies) {
+  std::string error;
+  // Loops (i, j, k) of a matmul: k cut at step 0, i at step 1.
+  auto boxes = getIterationBoxes({4, 6, 8}, {2, 0}, ProcessGrid{{2, 2}}, error);
+  ASSERT_TRUE(boxes) << error;
+  EXPECT_EQ((*boxes)[3].lo, (std::vector<int64_t>{2, 0, 4}));
+  EXPECT_EQ((*boxes)[3].hi, (std::vector<int64_t>{3, 5, 7}));
+}
+
+} // namespace
