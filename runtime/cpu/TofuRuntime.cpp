@@ -493,7 +493,6 @@ double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
   std::vector<int64_t> lo = getInts(offsets);
   if (lo.size() != a.sizes.size() || b.sizes.size() != a.sizes.size())
     fatal("max_difference: the tile and the reference differ in rank");
-  std::vector<double> x, y;
   auto read = [&](const View &v, int64_t off) {
     if (type == TOFU_F32) {
       float f;
@@ -504,18 +503,26 @@ double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
     std::memcpy(&d, v.data + off * eb, 8);
     return d;
   };
+  // The scale of the whole reference tensor, at least 1e-3, so that
+  // tensors that are zero up to rounding compare absolutely.
+  double scale = 0;
+  forEach(b, std::vector<int64_t>(b.sizes.size(), 0), b.sizes,
+          [&](int64_t off, int64_t) {
+            scale = std::max(scale, std::fabs(read(b, off)));
+          });
+  std::vector<double> x, y;
   forEach(a, std::vector<int64_t>(a.sizes.size(), 0), a.sizes,
           [&](int64_t off, int64_t) { x.push_back(read(a, off)); });
   forEach(b, lo, a.sizes,
           [&](int64_t off, int64_t) { y.push_back(read(b, off)); });
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    double d = std::fabs(x[i] - y[i]) / std::max(std::fabs(y[i]), 1e-3);
+    double d = std::fabs(x[i] - y[i]);
     if (std::isnan(d))
       d = INFINITY;
     worst = std::max(worst, d);
   }
-  return worst;
+  return worst / std::max(scale, 1e-3);
 }
 
 void tofu_print_loss(int64_t step, double loss, int64_t hasReference,

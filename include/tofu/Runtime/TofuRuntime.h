@@ -73,8 +73,10 @@ void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,
                                  TofuUnrankedMemRef *globalShape,
                                  uint64_t seed, uint64_t stream, double scale,
                                  int64_t nonNegative, int64_t type);
-/// The largest relative difference |a - b| / max(|b|, 1e-3) between a tile
-/// and the region of a whole reference tensor at `offsets`.
+/// The largest difference |a - b| between a tile and the region of a whole
+/// reference tensor at `offsets`, relative to max(max |b| over the whole
+/// reference, 1e-3): tensors that are zero up to rounding compare
+/// absolutely. NaN counts as infinite.
 double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
                                         TofuUnrankedMemRef *reference,
                                         TofuUnrankedMemRef *offsets,

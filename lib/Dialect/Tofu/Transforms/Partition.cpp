@@ -28,6 +28,7 @@
 #include "tofu/Partition/Search.h"
 #include "tofu/Transforms/GraphImport.h"
 #include "tofu/Transforms/TrainingAttributes.h"
+#include "tofu/Transforms/TrainingSignature.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -456,9 +457,21 @@ struct OperandRegions {
 };
 } // namespace
 
+///
+/// An output dimension written through a compound index (a scatter such as
+/// the `2 * d2 + d5` of a strided convolution's data gradient) is held
+/// whole, since elements that no iteration writes keep their initial value;
+/// the plan never cuts the loops of such an index.
 static FailureOr<OperandRegions>
 getOperandRegions(Operation *op, unsigned operand, AffineMap map,
-                  const RankBoxes &iteration, const std::vector<bool> &cut) {
+                  const RankBoxes &iteration, const std::vector<bool> &cut,
+                  ArrayRef<int64_t> outputShape = {}) {
+  auto rangeOf = [&](unsigned d, AffineExpr e, const Box &box)
+      -> std::optional<std::pair<int64_t, int64_t>> {
+    if (!outputShape.empty() && !isa<AffineDimExpr, AffineConstantExpr>(e))
+      return std::pair{int64_t(0), outputShape[d] - 1};
+    return getRange(e, box);
+  };
   OperandRegions out;
   Box local = Box::whole(getBoxShape(iteration.front()));
   SmallVector<AffineExpr> rebased;
@@ -471,7 +484,7 @@ getOperandRegions(Operation *op, unsigned operand, AffineMap map,
       return op->emitError("tofu-partition: the indexing map result '")
              << str(e) << "' of operand #" << operand
              << " is not linear in a loop that the plan cuts";
-    auto r = getRange(e, local);
+    auto r = rangeOf(localRegion.lo.size(), e, local);
     if (!r)
       return op->emitError("tofu-partition: cannot bound the indexing map "
                            "result '")
@@ -483,7 +496,7 @@ getOperandRegions(Operation *op, unsigned operand, AffineMap map,
   for (const Box &box : iteration) {
     Box region;
     for (AffineExpr e : map.getResults()) {
-      auto r = getRange(e, box);
+      auto r = rangeOf(region.lo.size(), e, box);
       region.lo.push_back(r->first);
       region.hi.push_back(r->second);
     }
@@ -619,7 +632,8 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
     unsigned r = init.getOperandNumber() - op.getNumDpsInputs();
     AffineMap map = op.getMatchingIndexingMap(&init);
     FailureOr<OperandRegions> regions = getOperandRegions(
-        op, init.getOperandNumber(), map, *iteration, cut);
+        op, init.getOperandNumber(), map, *iteration, cut,
+        cast<RankedTensorType>(init.get().getType()).getShape());
     if (failed(regions))
       return failure();
     for (AffineExpr e : map.getResults())
@@ -773,6 +787,7 @@ LogicalResult FunctionPartitioner::runReplicated(Operation *op) {
 LogicalResult FunctionPartitioner::buildReturn(func::ReturnOp ret,
                                                func::FuncOp newFunc) {
   SmallVector<Value> operands;
+  SmallVector<int> feeds = getFedArguments(func);
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (!isa<RankedTensorType>(v.getType())) {
       operands.push_back(scalars.lookupOrDefault(v));
@@ -781,11 +796,8 @@ LogicalResult FunctionPartitioner::buildReturn(func::ReturnOp ret,
     // An updated weight or state returns in its argument's layout, so that
     // it can be fed back; everything else in its own.
     Value layoutOf = v;
-    if (auto a =
-            func.getResultAttrOfType<IntegerAttr>(i, attrs::kUpdatedArg);
-        a && a.getInt() >= 0 && a.getInt() < func.getNumArguments() &&
-        func.getArgument(a.getInt()).getType() == v.getType())
-      layoutOf = func.getArgument(a.getInt());
+    if (feeds[i] >= 0 && func.getArgument(feeds[i]).getType() == v.getType())
+      layoutOf = func.getArgument(feeds[i]);
     LayoutAttr layout;
     FailureOr<RankBoxes> boxes = getLayout(layoutOf, &layout);
     if (failed(boxes))

@@ -12,11 +12,11 @@
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
 #include "tofu/Partition/Distribution.h"
 #include "tofu/Transforms/TrainingAttributes.h"
+#include "tofu/Transforms/TrainingSignature.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
 
@@ -201,27 +201,7 @@ void TofuTrainDriverPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Which argument each result feeds in the next step.
-  SmallVector<int> feeds(step.getNumResults(), -1);
-  llvm::SmallDenseSet<unsigned> taken;
-  for (unsigned r = 0; r < step.getNumResults(); ++r) {
-    if (auto w = step.getResultAttrOfType<IntegerAttr>(r, attrs::kUpdatedArg);
-        w && w.getInt() >= 0 && w.getInt() < step.getNumArguments()) {
-      feeds[r] = w.getInt();
-      continue;
-    }
-    auto of = step.getResultAttrOfType<IntegerAttr>(r, attrs::kStateOf);
-    if (!of)
-      continue;
-    for (unsigned a = 0; a < step.getNumArguments(); ++a) {
-      auto argOf = step.getArgAttrOfType<IntegerAttr>(a, attrs::kStateOf);
-      if (argOf && argOf.getInt() == of.getInt() && !taken.contains(a)) {
-        feeds[r] = a;
-        taken.insert(a);
-        break;
-      }
-    }
-  }
+  SmallVector<int> feeds = getFedArguments(step);
   for (unsigned r = 0; r < feeds.size(); ++r)
     if (feeds[r] >= 0 &&
         step.getResultTypes()[r] != step.getArgumentTypes()[feeds[r]]) {
