@@ -2,6 +2,7 @@
 # Configuration of the lit test suite of Tofu-MLIR.
 
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -38,5 +39,20 @@ config.substitutions.append((
     "--convert-math-to-llvm --convert-math-to-libm --convert-to-llvm "
     "--reconcile-unrealized-casts | mlir-runner -e main "
     "-entry-point-result=void -shared-libs=%s,%s" % (
+        os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"))))
+
+# Partitioned programs under MPI: `%difftest` runs python -m tofu.difftest
+# with this build's tools and runtime. Tests that need it require `mpi`.
+runtime_lib = os.path.join(config.tofu_obj_root, "lib",
+                           "libtofu_runtime_cpu.so")
+if os.path.exists(runtime_lib) and shutil.which("mpiexec"):
+    config.available_features.add("mpi")
+config.substitutions.append((
+    "%difftest",
+    "python3 -m tofu.difftest --tofu-opt %s --mlir-runner %s --runtime %s "
+    "--runner-libs %s,%s" % (
+        os.path.join(config.tofu_tools_dir, "tofu-opt"),
+        os.path.join(config.llvm_tools_dir, "mlir-runner"), runtime_lib,
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"))))

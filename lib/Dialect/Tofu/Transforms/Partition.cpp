@@ -986,6 +986,14 @@ static FailureOr<std::vector<int64_t>> checkPlan(func::FuncOp func,
   }
   SearchOptions options;
   options.replication = true;
+  // The algorithm decides the recursion (EqualChop takes one step of k).
+  if (auto name = plan.getAs<StringAttr>("algorithm")) {
+    std::optional<Algorithm> algorithm = parseAlgorithm(name.str());
+    if (!algorithm)
+      return func.emitError("tofu-partition: unknown algorithm '")
+             << name.getValue() << "' in the plan";
+    options.algorithm = *algorithm;
+  }
   std::optional<Plan> evaluated =
       evaluatePlan(graph, *topology, options, tilings, strategies, error);
   if (!evaluated)

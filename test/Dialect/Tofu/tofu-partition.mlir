@@ -1,0 +1,83 @@
+// RUN: tofu-opt %s --tdl-attach --tofu-partition -split-input-file | FileCheck %s
+
+// Tests that a matmul whose reduction loop is cut produces partial sums that
+// are reduce-scattered into the row-cut layout of the result, and that the
+// unpartitioned function is kept as the reference.
+
+// CHECK: shard.grid @mm_grid(shape = 2)
+// CHECK-LABEL: func.func @mm_reference(
+// CHECK-SAME: %{{.*}}: tensor<4x8xf32>
+// CHECK-LABEL: func.func @mm(
+// CHECK-SAME: %[[A:.*]]: tensor<4x4xf32> {tofu.layout = #tofu.layout<[1]>}
+// CHECK-SAME: %[[B:.*]]: tensor<4x6xf32> {tofu.layout = #tofu.layout<[0]>}
+// CHECK-SAME: -> (tensor<2x6xf32> {tofu.layout = #tofu.layout<[0]>})
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<4x4xf32>, tensor<4x6xf32>) {{.*}} attrs = {tofu.layout = #tofu.layout<[-1], partial = [0]>}
+// CHECK: %[[R:.*]] = shard.reduce_scatter %[[P]] on @mm_grid grid_axes = [0] scatter_axis = 0 {tofu.layout = #tofu.layout<[0]>} : tensor<4x6xf32> -> tensor<2x6xf32>
+// CHECK: return %[[R]]
+func.func @mm(%a: tensor<4x8xf32> {tofu.tiling = ["cut(1)"]},
+              %b: tensor<8x6xf32> {tofu.tiling = ["cut(0)"]})
+    -> tensor<4x6xf32> attributes {tofu.plan = {devices = "2", steps = [2]}} {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() {tofu.tilings = [["cut(0)"]]} : tensor<4x6xf32>
+  %f = linalg.fill {tofu.strategy = ["d0"], tofu.tilings = [["cut(0)"]]}
+      ins(%z : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %m = linalg.matmul {tofu.strategy = ["d2"], tofu.tilings = [["cut(0)"]]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<8x6xf32>)
+      outs(%f : tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %m : tensor<4x6xf32>
+}
+
+// -----
+
+// Tests that a replicated result of cut reductions is all-reduced over both
+// grid axes in turn, and that only the first rank of each reduction group
+// starts from the initial value (the others from the sum's identity 0).
+
+// CHECK-LABEL: func.func @dot(
+// CHECK-SAME: -> (tensor<f32> {tofu.layout = #tofu.layout<[-1, -1]>})
+// CHECK: %[[RANK:.*]] = shard.process_linear_index on @dot_grid
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq
+// CHECK: %[[INIT:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} outs(%[[INIT]] : tensor<f32>)
+// CHECK: %[[R0:.*]] = shard.all_reduce %[[S]] on @dot_grid grid_axes = [0]
+// CHECK: %[[R1:.*]] = shard.all_reduce %[[R0]] on @dot_grid grid_axes = [1]
+// CHECK: return %[[R1]]
+func.func @dot(%x: tensor<8xf32> {tofu.tiling = ["cut(0)", "cut(0)"]},
+               %acc: tensor<f32> {tofu.tiling = ["rep", "rep"]})
+    -> tensor<f32> attributes {tofu.plan = {devices = "4", steps = [2, 2]}} {
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                       iterator_types = ["reduction"],
+                       tofu.strategy = ["d0", "d0"], tofu.tilings = [["rep", "rep"]]}
+      ins(%x : tensor<8xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.addf %o, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// Tests that a window read (x + dx) fetches a halo: each of 2 ranks computes
+// 4 outputs and reads 6 inputs, rows [0, 5] and [4, 9], from a row-cut input
+// held as rows [0, 4] and [5, 9]; the replicated filter is read in place.
+
+// CHECK-LABEL: func.func @window(
+// CHECK-SAME: %[[X:.*]]: tensor<5xf32> {tofu.layout = #tofu.layout<[0]>}, %[[W:.*]]: tensor<3xf32> {tofu.layout = #tofu.layout<[-1]>}
+// CHECK: %[[H:.*]] = tofu.fetch %[[X]] on @window_grid shape [10] from [0, 5] to [0, 4] : tensor<5xf32> -> tensor<6xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %[[W]] : tensor<6xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<4xf32>)
+func.func @window(%x: tensor<10xf32> {tofu.tiling = ["cut(0)"]},
+                  %w: tensor<3xf32> {tofu.tiling = ["rep"]})
+    -> tensor<8xf32> attributes {tofu.plan = {devices = "2", steps = [2]}} {
+  %e = tensor.empty() {tofu.tilings = [["cut(0)"]]} : tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"],
+                       tofu.strategy = ["d0"], tofu.tilings = [["cut(0)"]]}
+      ins(%x, %w : tensor<10xf32>, tensor<3xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %f: f32, %o: f32):
+    %m = arith.mulf %v, %f : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
