@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build clang-22 lld-22 llvm-22-dev llvm-22-tools
-          libmlir-22-dev mlir-22-tools libgtest-dev python3)
+          libmlir-22-dev mlir-22-tools libgtest-dev python3 mpich libmpich-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

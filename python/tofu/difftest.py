@@ -57,16 +57,27 @@ def run(cmd, stdin=None, what=""):
 
 
 def perturb_fetch(ir):
-    """Swaps the regions that ranks 0 and 1 request in the first tofu.fetch
-    where they differ: both stay valid, but each rank gets the other's."""
-    for m in re.finditer(r"tofu\.fetch .*? shape \[([0-9, ]+)\] .*? "
-                         r"to \[([-0-9, ]+)\]", ir):
-        rank = len(m.group(1).split(","))
-        offs = [x.strip() for x in m.group(2).split(",")]
-        if offs[:rank] == offs[rank:2 * rank]:
-            continue
-        offs = offs[rank:2 * rank] + offs[:rank] + offs[2 * rank:]
-        return ir[:m.start(2)] + ", ".join(offs) + ir[m.end(2):]
+    """Swaps two different rows (ranks) of the requested regions of the first
+    tofu.fetch of an argument (else of any value) that has such rows, or else
+    of its held regions: the fetch stays valid, but two ranks receive or
+    describe each other's data."""
+    # Fetches of arguments first: others may move constants (zero inits).
+    pattern = (r"tofu\.fetch (?:%arg)?.*? shape \[([0-9, ]+)\] "
+               r"from \[([-0-9, ]+)\] to \[([-0-9, ]+)\]")
+    matches = list(re.finditer(pattern, ir))
+    matches.sort(key=lambda m: not m.group(0).startswith("tofu.fetch %arg"))
+    for group in (3, 2):
+        for m in matches:
+            rank = len(m.group(1).split(","))
+            offs = [x.strip() for x in m.group(group).split(",")]
+            rows = [offs[i:i + rank] for i in range(0, len(offs), rank)]
+            other = next((i for i, r in enumerate(rows) if r != rows[0]),
+                         None)
+            if other is None:
+                continue
+            rows[0], rows[other] = rows[other], rows[0]
+            text = ", ".join(x for r in rows for x in r)
+            return ir[:m.start(group)] + text + ir[m.end(group):]
     raise SystemExit("difftest: no tofu.fetch to perturb")
 
 
