@@ -107,6 +107,8 @@ def main(argv=None):
     ap.add_argument("--runtime", required=True)
     ap.add_argument("--runner-libs", default="",
                     help="comma-separated mlir-runner support libraries")
+    ap.add_argument("--report", action="store_true",
+                    help="print the plan's report first")
     ap.add_argument("--perturb-fetch", action="store_true")
     ap.add_argument("--drop-reduction", action="store_true")
     args = ap.parse_args(argv)
@@ -121,12 +123,18 @@ def main(argv=None):
         plan_json = os.path.join(tmp, "plan.json")
         autodiff = "--tofu-autodiff" + (f"={args.autodiff}"
                                         if args.autodiff else "")
-        search = (f"--tofu-search=devices={args.devices} report=none "
+        report = "-" if args.report else "none"
+        search = (f"--tofu-search=devices={args.devices} report={report} "
                   f"svg=none plan-out={plan_json} {args.search}")
         spmd = run([args.tofu_opt, "-", autodiff,
                     f"--tofu-optimizer=kind={args.optimizer}", "--tdl-attach",
                     search, "--tofu-partition"], model,
-                   "tofu-opt (search and partition)").stdout
+                   "tofu-opt (search and partition)")
+        if args.report:
+            sys.stdout.write("".join(
+                l for l in spmd.stderr.splitlines(True)
+                if not l.startswith(("remark", "<stdin>", "func.func", "^"))))
+        spmd = spmd.stdout
         if args.perturb_fetch:
             spmd = perturb_fetch(spmd)
         if args.drop_reduction:
