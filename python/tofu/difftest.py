@@ -14,7 +14,10 @@ reference within `--rtol`.
 It prints the program's output and one summary line:
 
     difftest: PASS max relative difference 2.4e-07 <= 1e-05, measured
-    2944 B/step, plan 2232 B/step
+    2944 B/step (generated 2944), plan 2232 B/step
+
+The bytes the runtime counts must equal what tofu-partition reports for
+the program it generated (`--tofu-partition=report=-`).
 
 and exits with 1 when the check fails. `--perturb-fetch` moves the first
 `tofu.fetch` of the partitioned program by one element, and
@@ -128,12 +131,13 @@ def main(argv=None):
                   f"svg=none plan-out={plan_json} {args.search}")
         spmd = run([args.tofu_opt, "-", autodiff,
                     f"--tofu-optimizer=kind={args.optimizer}", "--tdl-attach",
-                    search, "--tofu-partition"], model,
+                    search, "--tofu-partition=report=-"], model,
                    "tofu-opt (search and partition)")
         if args.report:
             sys.stdout.write("".join(
                 l for l in spmd.stderr.splitlines(True)
                 if not l.startswith(("remark", "<stdin>", "func.func", "^"))))
+        generated = re.search(r"generated (\d+) B/step", spmd.stderr)
         spmd = spmd.stdout
         if args.perturb_fetch:
             spmd = perturb_fetch(spmd)
@@ -159,12 +163,21 @@ def main(argv=None):
     measured = re.search(r"^measured bytes per step: (\d+)", out, re.M)
     ok = (diff is not None and len(steps) == args.steps and
           float(diff.group(1)) <= args.rtol)
+    # The runtime must count exactly what tofu-partition generated.
+    counted = (measured is not None and generated is not None and
+               measured.group(1) == generated.group(1))
+    if not counted and not (args.perturb_fetch or args.drop_reduction):
+        print("difftest: the runtime counted "
+              f"{measured.group(1) if measured else '?'} B/step but the "
+              f"program moves {generated.group(1) if generated else '?'}")
+        ok = False
     verdict = "PASS" if ok else "FAIL"
     plan_bytes = f"{float(plan.group(1)):.0f}" if plan else "?"
     print(f"difftest: {verdict} max relative difference "
           f"{diff.group(1) if diff else 'missing'} "
           f"{'<=' if ok else 'vs'} {args.rtol:g}, "
-          f"measured {measured.group(1) if measured else '?'} B/step, "
+          f"measured {measured.group(1) if measured else '?'} B/step "
+          f"(generated {generated.group(1) if generated else '?'}), "
           f"plan {plan_bytes} B/step")
     return 0 if ok else 1
 

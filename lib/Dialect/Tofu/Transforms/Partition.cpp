@@ -23,6 +23,7 @@
 
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
+#include "tofu/Dialect/Tofu/Transforms/PlanOnIR.h"
 #include "tofu/Partition/Distribution.h"
 #include "tofu/Partition/PlanIO.h"
 #include "tofu/Partition/Search.h"
@@ -36,6 +37,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
 #include <map>
@@ -80,6 +82,11 @@ public:
 
   /// Operation names that ran replicated, with their counts.
   std::map<std::string, unsigned> replicatedOps;
+  /// Bytes the generated communication receives per step, summed over
+  /// ranks, per tensor of the plan (same accounting as the runtime).
+  std::map<std::string, double> generatedBytes;
+  /// The plan's name of every tensor value.
+  llvm::DenseMap<Value, std::string> names;
 
 private:
   // The plan on the IR.
@@ -129,6 +136,15 @@ private:
   Value rankIndex;
   std::map<std::vector<int64_t>, Value> tables;
   llvm::DenseMap<Value, Held> held;
+  /// The tensor being converted, for the byte accounting.
+  Value current;
+  void count(Value local, double elementsPerRankGroup) {
+    auto type = cast<RankedTensorType>(local.getType());
+    int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+    auto it = names.find(current);
+    generatedBytes[it == names.end() ? "(unnamed)" : it->second] +=
+        elementsPerRankGroup * bytes;
+  }
   /// Non-tensor values (scalars, indices) of the old function.
   IRMapping scalars;
 };
@@ -285,6 +301,7 @@ Value FunctionPartitioner::convert(const Held &h, const RankBoxes &want,
       dst.push_back(want[r].lo[d]);
       global[d] = std::max({global[d], h.boxes[r].hi[d] + 1, want[r].hi[d] + 1});
     }
+  count(h.value, getReceivedElements(h.boxes, want));
   return FetchOp::create(b, loc, resultType, h.value, gridRef(),
                          b.getDenseI64ArrayAttr(global),
                          b.getDenseI64ArrayAttr(src),
@@ -317,6 +334,23 @@ FunctionPartitioner::materializeSource(Value orig, const RankBoxes &want,
 FailureOr<Value> FunctionPartitioner::getLocal(Value orig,
                                                const RankBoxes &want,
                                                Location loc) {
+  current = orig;
+  // A fill of a scalar is rebuilt where it is needed rather than moved.
+  if (auto fill = orig.getDefiningOp<linalg::GenericOp>();
+      fill && fill.getNumDpsInputs() == 1 && fill.getNumResults() == 1 &&
+      !isa<ShapedType>(fill.getDpsInputs()[0].getType())) {
+    auto yield = cast<linalg::YieldOp>(fill.getBody()->getTerminator());
+    if (yield.getOperand(0) == fill.getBody()->getArgument(0)) {
+      RankedTensorType type = localType(orig, want);
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType());
+      return linalg::FillOp::create(
+                 b, loc,
+                 ValueRange{scalars.lookupOrDefault(fill.getDpsInputs()[0])},
+                 ValueRange{empty})
+          .getResult(0);
+    }
+  }
   auto it = held.find(orig);
   if (it == held.end())
     return materializeSource(orig, want, loc);
@@ -337,6 +371,8 @@ Held FunctionPartitioner::reducePartial(Held h, ArrayRef<Tiling> target,
     auto kind = shard::ReductionKindAttr::get(b.getContext(), h.reduction);
     if (t.kind == Tiling::Kind::Cut && t.dim < shape.size() &&
         shape[t.dim] % k == 0) {
+      count(h.value, double(grid.size()) * (k - 1) / k *
+                         getNumElements(shape));
       shape[t.dim] /= k;
       auto resultType = RankedTensorType::get(shape, type.getElementType());
       h.value = shard::ReduceScatterOp::create(
@@ -348,6 +384,8 @@ Held FunctionPartitioner::reducePartial(Held h, ArrayRef<Tiling> target,
         box.hi[t.dim] = box.lo[t.dim] + shape[t.dim] - 1;
       }
     } else {
+      count(h.value, double(grid.size()) * 2 * (k - 1) / k *
+                         getNumElements(shape));
       h.value = shard::AllReduceOp::create(b, loc, type, gridRef(), axes,
                                            h.value, kind);
     }
@@ -359,6 +397,7 @@ Held FunctionPartitioner::reducePartial(Held h, ArrayRef<Tiling> target,
 /// Converts a freshly computed result to the layout of its tensor.
 LogicalResult FunctionPartitioner::setResult(Value orig, Held h,
                                              Location loc) {
+  current = orig;
   LayoutAttr layout;
   FailureOr<RankBoxes> boxes = getLayout(orig, &layout);
   if (failed(boxes))
@@ -918,101 +957,41 @@ private:
   LogicalResult partitionFunction(func::FuncOp func);
 };
 
-/// Validates the plan on `func` against the cost model and returns the
-/// per-step worker counts.
-static FailureOr<std::vector<int64_t>> checkPlan(func::FuncOp func,
-                                                 double &bytes) {
-  auto plan = func->getAttrOfType<DictionaryAttr>(kPlan);
-  auto devices = plan ? plan.getAs<StringAttr>("devices") : StringAttr();
-  auto steps = plan ? plan.getAs<ArrayAttr>("steps") : ArrayAttr();
-  if (!devices || !steps || steps.empty())
-    return func.emitError("tofu-partition: the plan attribute '")
-           << kPlan << "' needs 'devices' and 'steps'; run tofu-search first";
-  std::string error;
-  std::optional<Topology> topology =
-      Topology::parse(devices.str(), "", error);
-  if (!topology)
-    return func.emitError("tofu-partition: ") << error;
-  FailureOr<ImportedGraph> imported = importGraph(func);
-  if (failed(imported))
-    return failure();
-  const Graph &graph = imported->graph;
-  size_t n = steps.size();
-  std::vector<std::vector<Tiling>> tilings(
-      n, std::vector<Tiling>(graph.tensors.size(), Tiling::replicate()));
-  std::vector<std::vector<std::string>> strategies(
-      n, std::vector<std::string>(graph.ops.size(), "replicated"));
-  auto readTilings = [&](ArrayAttr list, size_t t) -> LogicalResult {
-    if (!list || list.size() != n)
-      return func.emitError("tofu-partition: tensor ")
-             << graph.tensors[t].name << " has no tiling for each of the "
-             << n << " steps";
-    for (size_t i = 0; i < n; ++i) {
-      auto s = dyn_cast<StringAttr>(list[i]);
-      std::optional<Tiling> tl = s ? parseTiling(s.str()) : std::nullopt;
-      if (!tl)
-        return func.emitError("tofu-partition: invalid tiling ") << list[i];
-      tilings[i][t] = *tl;
-    }
-    return success();
-  };
-  for (size_t t = 0; t < graph.tensors.size(); ++t) {
-    Value v = imported->values[t];
-    ArrayAttr list;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      list = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), kTiling);
-    } else {
-      auto r = cast<OpResult>(v);
-      auto all = r.getOwner()->getAttrOfType<ArrayAttr>(kTilings);
-      if (all && r.getResultNumber() < all.size())
-        list = dyn_cast<ArrayAttr>(all[r.getResultNumber()]);
-    }
-    if (failed(readTilings(list, t)))
-      return failure();
-  }
-  for (size_t o = 0; o < graph.ops.size(); ++o) {
-    auto list = imported->ops[o]->getAttrOfType<ArrayAttr>(kStrategy);
-    if (!list || list.size() != n)
-      return imported->ops[o]->emitError(
-          "tofu-partition: the operation has no strategy for each step");
-    for (size_t i = 0; i < n; ++i) {
-      auto s = dyn_cast<StringAttr>(list[i]);
-      if (!s)
-        return imported->ops[o]->emitError("tofu-partition: invalid "
-                                           "strategy ")
-               << list[i];
-      strategies[i][o] = s.str();
-    }
-  }
-  SearchOptions options;
-  options.replication = true;
-  // The algorithm decides the recursion (EqualChop takes one step of k).
-  if (auto name = plan.getAs<StringAttr>("algorithm")) {
-    std::optional<Algorithm> algorithm = parseAlgorithm(name.str());
-    if (!algorithm)
-      return func.emitError("tofu-partition: unknown algorithm '")
-             << name.getValue() << "' in the plan";
-    options.algorithm = *algorithm;
-  }
-  std::optional<Plan> evaluated =
-      evaluatePlan(graph, *topology, options, tilings, strategies, error);
-  if (!evaluated)
-    return func.emitError("tofu-partition: the plan is not feasible: ")
-           << error;
-  bytes = evaluated->totalBytes;
-  std::vector<int64_t> ks;
-  for (const PlanStep &s : evaluated->steps)
-    ks.push_back(s.k);
-  return ks;
-}
-
 } // namespace
 
+/// Prints the plan's bytes next to the generated program's, itemised per
+/// tensor where they differ.
+static void writeBytesReport(StringRef func, const PlanOnIR &plan,
+                             const std::map<std::string, double> &generated) {
+  double total = 0;
+  for (auto &[name, bytes] : generated)
+    total += bytes;
+  llvm::errs() << llvm::formatv(
+      "tofu-partition @{0}: plan {1:F0} B/step, generated {2:F0} B/step\n",
+      func, plan.totalBytes, total);
+  std::vector<std::tuple<double, std::string, double, double>> rows;
+  std::map<std::string, double> all = plan.bytesPerTensor;
+  for (auto &[name, bytes] : generated)
+    all.emplace(name, 0.0);
+  for (auto &[name, planned] : all) {
+    auto it = generated.find(name);
+    double made = it == generated.end() ? 0.0 : it->second;
+    if (std::abs(made - planned) > 0.5)
+      rows.emplace_back(-std::abs(made - planned), name, planned, made);
+  }
+  std::sort(rows.begin(), rows.end());
+  if (!rows.empty())
+    llvm::errs() << "  tensor      plan B   generated B\n";
+  for (auto &[key, name, planned, made] : rows)
+    llvm::errs() << llvm::formatv("  {0,-8} {1,10:F0} {2,12:F0}\n", name,
+                                  planned, made);
+}
+
 LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {
-  double bytes = 0;
-  FailureOr<std::vector<int64_t>> ks = checkPlan(func, bytes);
-  if (failed(ks))
+  FailureOr<PlanOnIR> plan = readPlanOnIR(func);
+  if (failed(plan))
     return failure();
+  const std::vector<int64_t> &ks = plan->steps;
   ModuleOp module = getOperation();
   OpBuilder b(func);
 
@@ -1039,6 +1018,11 @@ LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {
     SmallVector<NamedAttribute> kept;
     for (NamedAttribute a : op->getDiscardableAttrs())
       kept.push_back(a);
+    SmallVector<std::string> resultNames;
+    for (Value r : op->getResults()) {
+      resultNames.push_back(plan->names.lookup(r));
+      plan->names.erase(r);
+    }
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::GenericOp> generic =
         linalg::generalizeNamedOp(rewriter, op);
@@ -1046,14 +1030,18 @@ LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {
       return op->emitError("tofu-partition: cannot generalize the operation");
     for (NamedAttribute a : kept)
       (*generic)->setAttr(a.getName(), a.getValue());
+    for (auto [name, to] : llvm::zip(resultNames, (*generic)->getResults()))
+      if (!name.empty())
+        plan->names[to] = name;
   }
 
   std::string gridName = (func.getSymName() + "_grid").str();
   b.setInsertionPointToStart(module.getBody());
   auto gridOp = shard::GridOp::create(b, func.getLoc(),
                                       b.getStringAttr(gridName),
-                                      b.getDenseI64ArrayAttr(*ks));
-  FunctionPartitioner partitioner(module, func, ProcessGrid{*ks}, gridOp);
+                                      b.getDenseI64ArrayAttr(ks));
+  FunctionPartitioner partitioner(module, func, ProcessGrid{ks}, gridOp);
+  partitioner.names = plan->names;
   func::FuncOp spmd = partitioner.run();
   if (!spmd) {
     gridOp.erase();
@@ -1063,6 +1051,8 @@ LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {
     emitRemark(func.getLoc(), "tofu-partition: ")
         << count << " '" << name
         << "' operation(s) run replicated on whole inputs";
+  if (!report.empty())
+    writeBytesReport(func.getSymName(), *plan, partitioner.generatedBytes);
   std::string name = func.getSymName().str();
   spmd->setAttr(kPlan, func->getAttr(kPlan));
   func.erase();

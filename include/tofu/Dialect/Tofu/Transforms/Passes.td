@@ -47,6 +47,9 @@ def TofuPartition : Pass<"tofu-partition", "mlir::ModuleOp"> {
   let options = [
     Option<"keepReference", "keep-reference", "bool", /*default=*/"true",
            "Keep the unpartitioned function as @<name>_reference">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "'-' prints the plan's bytes per step next to the generated "
+           "program's, itemised per tensor where they differ">,
   ];
   let dependentDialects = [
     "::tofu::TofuDialect", "::mlir::shard::ShardDialect",
