@@ -23,7 +23,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tofu_tools_dir, config.llvm_tools_dir]
-tools = ["tofu-opt", "tofu-tdl-coverage"]
+tools = ["tofu-opt", "tofu-tdl-coverage", "tofu-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PYTHONPATH",

@@ -1,0 +1,122 @@
+//===- tofu-run.cpp - Train a (partitioned) step in process ---------------===//
+//
+// Runs a training step under MPI without leaving the process:
+//
+//   mpiexec -n 4 tofu-run step.mlir --steps 3 --reference
+//
+// takes the output of `tofu-opt ... --tofu-search=... --tofu-partition`,
+// adds the driver (tofu-train-driver), lowers the communication to the CPU
+// runtime (convert-tofu-to-mpi) and the program to LLVM, and JIT-compiles
+// and runs `main` with the runtime loaded. The runtime checks that the job
+// has as many ranks as the program's grid.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/Passes.h"
+#include "tofu/Dialect/TDL/IR/TDL.h"
+#include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
+#include "tofu/Dialect/Tofu/IR/Tofu.h"
+#include "tofu/Dialect/Tofu/Transforms/Passes.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<step.mlir>"),
+                                            llvm::cl::init("-"));
+static llvm::cl::opt<unsigned> steps("steps", llvm::cl::desc("Training steps"),
+                                     llvm::cl::init(3));
+static llvm::cl::opt<uint64_t> seed("seed",
+                                    llvm::cl::desc("Seed of the initial values"),
+                                    llvm::cl::init(1));
+static llvm::cl::opt<bool>
+    reference("reference",
+              llvm::cl::desc("Also run the unpartitioned step and print the "
+                             "largest relative difference"));
+static llvm::cl::opt<std::string>
+    funcName("func", llvm::cl::desc("The training step (default: the function "
+                                "whose first result has tofu.loss)"),
+         llvm::cl::init(""));
+
+/// The lowering to LLVM after the driver and convert-tofu-to-mpi, with
+/// allocations routed through the runtime's counting hooks.
+static const char *kLowering =
+    "one-shot-bufferize{bufferize-function-boundaries},"
+    "buffer-deallocation-pipeline,convert-linalg-to-loops,"
+    "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+    "convert-math-to-llvm,convert-math-to-libm,"
+    "finalize-memref-to-llvm{use-generic-functions=1},convert-to-llvm,"
+    "reconcile-unrealized-casts";
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "Tofu-MLIR in-process training runner\n");
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<tofu::tdl::TDLDialect, tofu::TofuDialect>();
+  tofu::tdl::registerTDLExternalModels(registry);
+  registerAllPasses();
+  tofu::registerTofuPartitionPasses();
+  tofu::registerTofuConversionPasses();
+  MLIRContext context(registry);
+
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file) {
+    llvm::errs() << "tofu-run: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  PassManager pm(&context);
+  std::string driver = "tofu-train-driver{steps=" + std::to_string(steps) +
+                       " seed=" + std::to_string(seed) +
+                       " reference=" + (reference ? "1" : "0") +
+                       (funcName.empty() ? "" : " func=" + funcName) +
+                       "},convert-tofu-to-mpi," + kLowering;
+  if (failed(parsePassPipeline(driver, pm, llvm::errs())) ||
+      failed(pm.run(*module)))
+    return 1;
+
+  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  SmallVector<StringRef> libs{TOFU_RUNTIME_LIB, TOFU_C_RUNNER_UTILS};
+  options.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    llvm::errs() << "tofu-run: cannot compile the module: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return 1;
+  }
+  if (llvm::Error e = (*engine)->invokePacked("main")) {
+    llvm::errs() << "tofu-run: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  return 0;
+}
