@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToMPI/TofuToMPI.h"
+#include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -27,52 +28,6 @@ namespace {
 /// Element type codes of the runtime.
 constexpr int64_t kF32 = 0, kF64 = 1;
 
-class RuntimeCalls {
-public:
-  RuntimeCalls(ModuleOp module) : module(module), b(module.getContext()) {}
-
-  /// Declares (once) a runtime function with the C interface.
-  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results) {
-    if (auto f = module.lookupSymbol<func::FuncOp>(name))
-      return f;
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                  b.getFunctionType(inputs, results));
-    f.setPrivate();
-    if (llvm::any_of(inputs, [](Type t) { return isa<MemRefType,
-                                                      UnrankedMemRefType>(t); }))
-      f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-    return f;
-  }
-
-  ModuleOp module;
-  OpBuilder b;
-};
-
-/// An unranked view of a tensor's buffer.
-Value toUnranked(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                                       strides);
-  auto memrefType =
-      MemRefType::get(type.getShape(), type.getElementType(), layout);
-  Value buffer =
-      bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                        /*read_only=*/true);
-  return memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
-}
-
-/// A constant i64 vector as an unranked buffer.
-Value constantInts(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
-  Value t = arith::ConstantOp::create(
-      b, loc, DenseIntElementsAttr::get(type, values));
-  return toUnranked(b, loc, t);
-}
-
 Value i64(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIntOp::create(b, loc, v, 64);
 }
@@ -88,18 +43,19 @@ FailureOr<int64_t> typeCode(Operation *op, Type element) {
 
 /// Allocates the result buffer, calls `callee` with the input, the result
 /// and `extra` arguments, and returns the result as a tensor.
-Value callWithResult(RuntimeCalls &rt, OpBuilder &b, Location loc,
+Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
                      StringRef callee, Value input, RankedTensorType result,
                      ArrayRef<Value> extra) {
   auto memrefType =
       MemRefType::get(result.getShape(), result.getElementType());
   Value out = memref::AllocOp::create(b, loc, memrefType);
-  Value in = toUnranked(b, loc, input);
+  Value in = getUnrankedView(b, loc, input);
   Value outU = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(result.getElementType(), 0), out);
   SmallVector<Value> args{in, outU};
   args.append(extra.begin(), extra.end());
-  func::FuncOp f = rt.declare(callee, ValueRange(args).getTypes(), {});
+  func::FuncOp f =
+      declareRuntimeFunction(module, callee, ValueRange(args).getTypes(), {});
   func::CallOp::create(b, loc, f, args);
   return bufferization::ToTensorOp::create(b, loc, result, out,
                                            /*restrict=*/true,
@@ -134,7 +90,6 @@ getGrid(Operation *op, FlatSymbolRefAttr name, ArrayRef<int16_t> axes) {
 
 void ConvertTofuToMPIPass::runOnOperation() {
   ModuleOp module = getOperation();
-  RuntimeCalls rt(module);
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     if (isa<FetchOp, shard::AllReduceOp, shard::ReduceScatterOp,
@@ -152,9 +107,9 @@ void ConvertTofuToMPIPass::runOnOperation() {
         replacement = fetch.getInput();
       } else {
         replacement = callWithResult(
-            rt, b, loc, "tofu_fetch", fetch.getInput(), type,
-            {constantInts(b, loc, fetch.getSrcOffsets()),
-             constantInts(b, loc, fetch.getDstOffsets()), i64(b, loc, bytes)});
+            module, b, loc, "tofu_fetch", fetch.getInput(), type,
+            {getConstantInts(b, loc, fetch.getSrcOffsets()),
+             getConstantInts(b, loc, fetch.getDstOffsets()), i64(b, loc, bytes)});
       }
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       auto type = cast<RankedTensorType>(reduce.getResult().getType());
@@ -167,8 +122,8 @@ void ConvertTofuToMPIPass::runOnOperation() {
         return signalPassFailure();
       }
       replacement = callWithResult(
-          rt, b, loc, "tofu_all_reduce", reduce.getInput(), type,
-          {constantInts(b, loc, grid->first), i64(b, loc, grid->second),
+          module, b, loc, "tofu_all_reduce", reduce.getInput(), type,
+          {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
            i64(b, loc, (int64_t)reduce.getReduction()), i64(b, loc, *code)});
     } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
       auto type = cast<RankedTensorType>(scatter.getResult().getType());
@@ -182,13 +137,14 @@ void ConvertTofuToMPIPass::runOnOperation() {
         return signalPassFailure();
       }
       replacement = callWithResult(
-          rt, b, loc, "tofu_reduce_scatter", scatter.getInput(), type,
-          {constantInts(b, loc, grid->first),
+          module, b, loc, "tofu_reduce_scatter", scatter.getInput(), type,
+          {getConstantInts(b, loc, grid->first),
            i64(b, loc, scatter.getGridAxes()[0]),
            i64(b, loc, scatter.getScatterAxis().getSExtValue()),
            i64(b, loc, (int64_t)scatter.getReduction()), i64(b, loc, *code)});
     } else if (isa<shard::ProcessLinearIndexOp>(op)) {
-      func::FuncOp f = rt.declare("tofu_rank", {}, {b.getI64Type()});
+      func::FuncOp f =
+          declareRuntimeFunction(module, "tofu_rank", {}, {b.getI64Type()});
       Value rank = func::CallOp::create(b, loc, f, ValueRange{}).getResult(0);
       replacement =
           arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
 #include "tofu/Partition/Distribution.h"
 #include "tofu/Transforms/TrainingAttributes.h"
@@ -42,20 +43,9 @@ class DriverBuilder {
 public:
   DriverBuilder(ModuleOp module, OpBuilder &b) : module(module), b(b) {}
 
-  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results) {
-    if (auto f = module.lookupSymbol<func::FuncOp>(name))
-      return f;
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                  b.getFunctionType(inputs, results));
-    f.setPrivate();
-    if (llvm::any_of(inputs, [](Type t) { return isa<UnrankedMemRefType>(t); }))
-      f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-    return f;
-  }
   Value call(StringRef name, ValueRange args, TypeRange results = {}) {
-    func::FuncOp f = declare(name, args.getTypes(), results);
+    func::FuncOp f =
+        declareRuntimeFunction(module, name, args.getTypes(), results);
     auto c = func::CallOp::create(b, loc, f, args);
     return results.empty() ? Value() : c.getResult(0);
   }
@@ -64,18 +54,7 @@ public:
     return arith::ConstantFloatOp::create(b, loc, b.getF64Type(),
                                           APFloat(v));
   }
-  /// An unranked read-only view of a tensor.
-  Value view(Value tensor) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-    auto memrefType = MemRefType::get(
-        type.getShape(), type.getElementType(),
-        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides));
-    Value m = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                                /*read_only=*/true);
-    return memref::CastOp::create(
-        b, loc, UnrankedMemRefType::get(type.getElementType(), 0), m);
-  }
+  Value view(Value tensor) { return getUnrankedView(b, loc, tensor); }
   /// This rank's row of a per-rank table of offsets, as a buffer.
   Value rankRow(const RankBoxes &boxes, int64_t rank) {
     SmallVector<int64_t> flat;
@@ -100,10 +79,7 @@ public:
     return view(row);
   }
   Value constantInts(ArrayRef<int64_t> v) {
-    return view(arith::ConstantOp::create(
-        b, loc,
-        DenseIntElementsAttr::get(
-            RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v)));
+    return getConstantInts(b, loc, v);
   }
 
   ModuleOp module;
