@@ -220,6 +220,11 @@ CoarseGraph Coarsener::run() {
     tensorDone[t] = true;
   };
 
+  // The backward operators of one forward operator are numbered per tie
+  // key, so that two of them with equal shapes (the fills of two gradient
+  // accumulators) keep slots of their own; the i-th of each key is tied
+  // across merged time steps.
+  std::map<std::pair<int, std::string>, unsigned> backwardSeen;
   // Operators, in program order so that node numbers follow the program.
   for (size_t o = 0; o < numOps; ++o) {
     const OpNode &op = graph.ops[o];
@@ -231,6 +236,7 @@ CoarseGraph Coarsener::run() {
                !op.gradientAccumulation) {
       node = nodeFor("op" + std::to_string(uf.find(op.forwardOf)),
                      CoarseNode::Kind::Op);
+      key += "#" + std::to_string(backwardSeen[{op.forwardOf, key}]++);
     } else if (options.groupBackward && op.gradientAccumulation &&
                !op.outputs.empty() && op.outputs[0] >= 0 &&
                graph.tensors[op.outputs[0]].gradientOf >= 0) {

@@ -144,8 +144,9 @@ Factor restrict(const Factor &f, size_t p, unsigned x) {
 
 class Eliminator {
 public:
-  Eliminator(const MinSumProblem &p, uint64_t maxTable)
-      : problem(p), maxTable(maxTable), n(p.domains.size()), factorsOf(n),
+  Eliminator(const MinSumProblem &p, uint64_t maxTable, bool giveUp)
+      : problem(p), maxTable(maxTable), giveUp(giveUp), n(p.domains.size()),
+        factorsOf(n),
         eliminated(n, false), assignment(n, 0), combined(n) {}
 
   MinSumSolution run();
@@ -161,6 +162,7 @@ private:
 
   const MinSumProblem &problem;
   uint64_t maxTable;
+  bool giveUp;
   size_t n;
   std::vector<Factor> factors;
   std::vector<bool> alive;
@@ -296,6 +298,12 @@ MinSumSolution Eliminator::run() {
       refresh(nb);
       continue;
     }
+    if (giveUp) {
+      solution.exact = false;
+      solution.assignment.clear();
+      solution.cost = std::numeric_limits<double>::infinity();
+      return solution;
+    }
     // Every table would be too large: fix the most connected variable.
     unsigned pick = v;
     size_t most = 0;
@@ -343,8 +351,58 @@ MinSumSolution Eliminator::run() {
 } // namespace
 
 MinSumSolution tofu::solveMinSum(const MinSumProblem &problem,
-                                 uint64_t maxTableSize) {
-  return Eliminator(problem, std::max<uint64_t>(maxTableSize, 1)).run();
+                                 uint64_t maxTableSize, bool giveUp) {
+  return Eliminator(problem, std::max<uint64_t>(maxTableSize, 1), giveUp)
+      .run();
+}
+
+bool tofu::fitsMinSum(const MinSumProblem &problem, uint64_t maxTableSize) {
+  size_t n = problem.domains.size();
+  // Variables with one value are fixed first and never widen a table, as in
+  // Eliminator::run.
+  std::vector<bool> gone(n, false);
+  for (size_t v = 0; v < n; ++v)
+    gone[v] = problem.domains[v] == 1;
+  std::vector<std::set<unsigned>> adj(n);
+  for (const MinSumProblem::Pairwise &p : problem.pairwise)
+    if (!gone[p.a] && !gone[p.b]) {
+      adj[p.a].insert(p.b);
+      adj[p.b].insert(p.a);
+    }
+  auto size = [&](unsigned v) {
+    uint64_t s = problem.domains[v];
+    for (unsigned u : adj[v])
+      s = saturatingMul(s, problem.domains[u]);
+    return s;
+  };
+  std::vector<uint64_t> score(n, 0);
+  std::set<std::pair<uint64_t, unsigned>> queue;
+  for (unsigned v = 0; v < n; ++v)
+    if (!gone[v]) {
+      score[v] = size(v);
+      queue.insert({score[v], v});
+    }
+  while (!queue.empty()) {
+    auto [s, v] = *queue.begin();
+    if (s > std::max<uint64_t>(maxTableSize, 1))
+      return false;
+    queue.erase(queue.begin());
+    gone[v] = true;
+    std::vector<unsigned> nb(adj[v].begin(), adj[v].end());
+    for (unsigned a : nb) {
+      adj[a].erase(v);
+      for (unsigned b : nb)
+        if (a != b)
+          adj[a].insert(b);
+    }
+    adj[v].clear();
+    for (unsigned u : nb) {
+      queue.erase({score[u], u});
+      score[u] = size(u);
+      queue.insert({score[u], u});
+    }
+  }
+  return true;
 }
 
 std::optional<MinSumSolution>

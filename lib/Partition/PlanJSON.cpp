@@ -49,7 +49,9 @@ std::string tofu::writePlanJSON(const Graph &graph, const Plan &plan) {
                                  {"level", s.level},
                                  {"groups", s.groups},
                                  {"bytes", s.bytes},
-                                 {"exact", s.exact}});
+                                 {"exact", s.exact},
+                                 {"coarsened", s.coarsened},
+                                 {"degenerate", s.degenerate}});
   root["steps"] = std::move(steps);
   root["total_bytes"] = plan.totalBytes;
 
@@ -125,6 +127,10 @@ std::string tofu::writePlanJSON(const Graph &graph, const Plan &plan) {
   for (const std::string &r : plan.remarks)
     remarks.push_back(r);
   root["remarks"] = std::move(remarks);
+  json::Array warnings;
+  for (const std::string &w : plan.warnings)
+    warnings.push_back(w);
+  root["warnings"] = std::move(warnings);
 
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -47,9 +47,17 @@ std::string tofu::formatPlanReport(const Graph &graph, const Plan &plan) {
   out += "  step      k  level   groups            bytes  exact\n";
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &s = plan.steps[i];
+    // "yes" only for a step the DP proved optimal; "-" for a step no exact
+    // search chose (a baseline's, or an imported plan's).
+    // "coarsened" for a step the DP solved exactly over the coarsened
+    // graph's ties only.
+    const char *exact = s.degenerate                       ? "degenerate"
+                        : !s.searched                      ? "-"
+                        : s.exact                          ? "yes"
+                        : s.coarsened && s.coarsenedExact ? "coarsened"
+                                                           : "no";
     std::snprintf(buf, sizeof(buf), "  %4zu %6u %6u %8lld %16.0f  %s\n", i, s.k,
-                  s.level, (long long)s.groups, s.bytes,
-                  s.exact ? "yes" : "no");
+                  s.level, (long long)s.groups, s.bytes, exact);
     out += buf;
   }
   std::snprintf(buf, sizeof(buf), "  total communication: %.0f bytes (%s)\n",
@@ -112,6 +120,8 @@ std::string tofu::formatPlanReport(const Graph &graph, const Plan &plan) {
     out += buf;
     out += "tilings" + tilings + "\n";
   }
+  for (const std::string &w : plan.warnings)
+    out += "warning: " + w + "\n";
   for (const std::string &r : plan.remarks)
     out += "remark: " + r + "\n";
   return out;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -134,18 +135,23 @@ StepModel::StepModel(const Graph &graph, const StepState &state, unsigned k,
   // only a fallback: with replicated tensors it would make "no parallelism
   // at all" the plan with the least communication.
   bool allowReplicated = options.algorithm == Algorithm::DataParallel;
+  bool hasCut = false, hasShape = false;
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
     const Shape &shape = state.tensorShapes[t];
     std::vector<Tiling> opts;
     for (unsigned d = 0; d < shape.size(); ++d)
       if (shape[d] >= (int64_t)k && shape[d] % k == 0)
         opts.push_back(Tiling::cut(d));
-    if (options.replication || opts.empty())
+    hasCut |= !opts.empty();
+    hasShape |= !shape.empty();
+    // Data parallelism replicates model state whatever divides.
+    if (options.replication || opts.empty() || allowReplicated)
       opts.push_back(Tiling::replicate());
     replicatedTensors += opts.size() == 1 && !shape.empty() &&
                          opts[0].kind == Tiling::Kind::Replicate;
     tensorOptions.push_back(std::move(opts));
   }
+  degenerate = hasShape && !hasCut;
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const OpNode &op = graph.ops[o];
     const StrategySet *set = nullptr;
@@ -403,7 +409,7 @@ static std::vector<T> intersectOptions(const std::vector<std::vector<T>> &all,
 
 PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
                           const SearchOptions &options, bool bruteForce,
-                          bool &tooLarge) {
+                          bool &tooLarge, bool giveUp) {
   tooLarge = false;
   const Graph &graph = model.graph;
   size_t numSlots = coarse.slots.size();
@@ -516,7 +522,15 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
     }
     solution = std::move(*found);
   } else {
-    solution = solveMinSum(problem, options.maxTableSize);
+    if (giveUp && !fitsMinSum(problem, options.maxTableSize)) {
+      tooLarge = true;
+      return {};
+    }
+    solution = solveMinSum(problem, options.maxTableSize, giveUp);
+    if (solution.assignment.size() != problem.domains.size()) {
+      tooLarge = true;
+      return {};
+    }
   }
 
   std::vector<Tiling> tilings(graph.tensors.size());
@@ -532,7 +546,9 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
     }
   }
   PlanStep step = model.evaluate(std::move(tilings), std::move(choices));
+  step.searched = true;
   step.exact = solution.exact;
+  step.objective = solution.cost;
   assert(std::abs(step.bytes - solution.cost) <=
              1e-6 * std::max(1.0, std::abs(step.bytes)) &&
          "the DP's objective differs from the plan's cost");
@@ -651,6 +667,51 @@ getRecursionSteps(const Topology &topology, const SearchOptions &options) {
   return steps;
 }
 
+/// Marks a step on which nothing could be cut, and warns about the memory
+/// it costs: every worker of a group holds every tensor whole.
+static void noteDegenerate(const StepModel &model, size_t index,
+                           PlanStep &step, Plan &plan) {
+  if (!model.degenerate)
+    return;
+  step.degenerate = true;
+  double held = 0;
+  for (size_t t = 0; t < model.graph.tensors.size(); ++t)
+    held += (double)getNumElements(model.state.tensorShapes[t]) *
+            model.graph.tensors[t].elementBytes;
+  char buf[512];
+  std::snprintf(
+      buf, sizeof(buf),
+      "step %zu (k=%u) is degenerate: no tensor has a dimension divisible by "
+      "%u, so every tensor is replicated on the %u workers of each group; it "
+      "communicates %.0f bytes but leaves %.0f bytes of tensors on each "
+      "device, %.0f bytes more than an even %u-way split",
+      index, model.k, model.k, model.k, step.bytes, held,
+      held - held / model.k, model.k);
+  plan.warnings.push_back(buf);
+}
+
+/// The DP for one step: exact on the uncoarsened graph when its tables fit;
+/// otherwise (with coarsening on) the DP over the coarsened graph, whose
+/// ties keep the tables small, and the step is not exact.
+static PlanStep searchStepExactly(const StepModel &model, const Graph &graph,
+                                  const SearchOptions &options,
+                                  const CoarseGraph &fine,
+                                  std::optional<CoarseGraph> &coarse,
+                                  bool useCoarse) {
+  bool tooLarge = false;
+  PlanStep step =
+      searchStep(model, fine, options, false, tooLarge, /*giveUp=*/useCoarse);
+  if (!tooLarge)
+    return step;
+  if (!coarse)
+    coarse = coarsen(graph, options.coarsen);
+  step = searchStep(model, *coarse, options, false, tooLarge);
+  step.coarsened = true;
+  step.coarsenedExact = step.exact;
+  step.exact = false;
+  return step;
+}
+
 std::optional<Plan> tofu::searchPlan(const Graph &graph,
                                      const Topology &topology,
                                      const SearchOptions &options,
@@ -658,8 +719,9 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
   Plan plan = emptyPlan(topology, options);
   std::vector<RecursionStep> steps = getRecursionSteps(topology, options);
   bool brute = options.algorithm == Algorithm::BruteForce;
-  CoarseGraph coarse =
-      coarsen(graph, brute ? CoarsenOptions::none() : options.coarsen);
+  CoarseGraph fine = coarsen(graph, CoarsenOptions::none());
+  bool useCoarse = !brute && !options.coarsen.isNone();
+  std::optional<CoarseGraph> coarse;
   StrategyCache cache;
   StepState state = StepState::initial(graph);
   for (const RecursionStep &rs : steps) {
@@ -677,9 +739,9 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
     case Algorithm::Spartan:
       step = spartanStep(model);
       break;
-    default: {
+    case Algorithm::BruteForce: {
       bool tooLarge = false;
-      step = searchStep(model, coarse, options, brute, tooLarge);
+      step = searchStep(model, fine, options, true, tooLarge);
       if (tooLarge) {
         error = "brute force would enumerate more than " +
                 std::to_string(options.maxBruteForce) +
@@ -687,7 +749,21 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
                 "; use it on small graphs only";
         return std::nullopt;
       }
-      if (!step.exact)
+      break;
+    }
+    default:
+      step = searchStepExactly(model, graph, options, fine, coarse, useCoarse);
+      if (step.coarsened)
+        plan.remarks.push_back(
+            "step of " + std::to_string(rs.k) +
+            ": the uncoarsened DP table would exceed " +
+            std::to_string(options.maxTableSize) +
+            " entries; the step was searched on the coarsened graph, whose "
+            "ties may exclude the optimum" +
+            (step.coarsenedExact ? std::string()
+                                 : std::string(", and some groups were fixed "
+                                               "greedily")));
+      else if (!step.exact)
         plan.remarks.push_back(
             "step of " + std::to_string(rs.k) + ": the DP table would exceed " +
             std::to_string(options.maxTableSize) +
@@ -695,8 +771,8 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
             "proven optimal");
       break;
     }
-    }
     step.level = rs.level;
+    noteDegenerate(model, plan.steps.size(), step, plan);
     state = model.advance(step);
     plan.totalBytes += step.bytes;
     plan.steps.push_back(std::move(step));
@@ -782,11 +858,26 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
                 tl.str() + " over " + std::to_string(steps[i].k) + " workers";
         return std::nullopt;
       }
+      // Replicated only with replication, or when nothing divides.
+      if (!contains(model.tensorOptions[t], tl)) {
+        error = at + "tensor " + graph.tensors[t].name +
+                " cannot be rep: replication is off and it can be cut over " +
+                std::to_string(steps[i].k) + " workers";
+        return std::nullopt;
+      }
     }
     std::vector<OpChoice> choices;
     for (size_t o = 0; o < graph.ops.size(); ++o) {
       const std::string &name = strategies[i][o];
       OpChoice c{-1};
+      if (name == "replicated" &&
+          std::find(model.opOptions[o].begin(), model.opOptions[o].end(),
+                    c) == model.opOptions[o].end()) {
+        error = at + "operator " + std::to_string(o) + " (" +
+                graph.ops[o].name +
+                ") cannot run replicated: it has an even strategy";
+        return std::nullopt;
+      }
       if (name != "replicated") {
         bool found = false;
         for (OpChoice option : model.opOptions[o]) {
@@ -811,6 +902,7 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
     }
     PlanStep step = model.evaluate(tilings[i], std::move(choices));
     step.level = steps[i].level;
+    noteDegenerate(model, i, step, plan);
     state = model.advance(step);
     plan.totalBytes += step.bytes;
     plan.steps.push_back(std::move(step));

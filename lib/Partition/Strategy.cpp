@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace tofu;
 using namespace tofu::tdl;
@@ -332,7 +333,11 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
     // The symbolic pass follows the paper (shares of N/k); the concrete pass
     // binds every variable to its exact integer range, which also covers
     // extents that do not divide by k.
+    // Interval arithmetic forgets correlations (a variable used twice, a
+    // remainder); for such accesses the concrete range is then found by
+    // enumerating the worker's points, when there are at most 2^16.
     std::vector<SymbolicInterval> env, concreteEnv;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
     for (unsigned v = 0; v < n; ++v) {
       env.push_back(v == var ? SymbolicInterval::share(n, v, w, k)
                              : SymbolicInterval::variable(n, v));
@@ -341,6 +346,7 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
                    : std::make_pair<int64_t, int64_t>(0, space.extents[v] - 1);
       concreteEnv.push_back(
           SymbolicInterval::constantRange(n, Rational(lo), Rational(hi)));
+      ranges.push_back({lo, hi});
     }
     for (const Access &a : accesses) {
       if (a.input != input)
@@ -355,6 +361,9 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
         if (!iv || !civ)
           return std::nullopt;
         auto [lo, hi] = civ->evaluate(space.extents);
+        if (!isIntervalExact(idx))
+          if (auto exact = enumerateIndexRange(idx, space, ranges, 1u << 16))
+            std::tie(lo, hi) = *exact;
         box.lo.push_back(std::max<int64_t>(lo, 0));
         box.hi.push_back(std::min<int64_t>(hi, shape[d] - 1));
         symbolic.push_back(*iv);

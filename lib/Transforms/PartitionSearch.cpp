@@ -150,6 +150,8 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
     if (!plan)
       return func.emitError("tofu-search: ") << error;
   }
+  for (const std::string &w : plan->warnings)
+    mlir::emitWarning(func.getLoc(), "tofu-search: ") << w;
   for (const std::string &r : plan->remarks)
     mlir::emitRemark(func.getLoc(), "tofu-search: ") << r;
   annotate(*imported, *plan, func);

@@ -12,6 +12,11 @@ shape and what the strategy needs or produces, and compares them with the
 bytes the plan lists, then the listed bytes with the step and plan totals.
 A "region" need (halos, strides, slices) lists the box each worker reads;
 the fetch is then the part of each box that the worker's tile lacks.
+
+The needs, regions and products, and the operand shapes, are taken from the
+plan as given: they come from the strategy analysis of the TDL descriptions,
+which the plan does not carry, so `check` verifies the arithmetic of the
+cost model, not that analysis, and neither feasibility nor optimality.
 """
 
 import argparse
@@ -158,6 +163,7 @@ def check(plan):
           f"recomputed={counts['recomputed']} trusted={counts['trusted']} "
           f"mismatches={counts['mismatches']}")
     print(f"PLAN CHECK total={total:.0f} reported={plan['total_bytes']:.0f} match={int(match)}")
+    print("PLAN CHECK needs, regions, products and operand shapes taken as given")
     return match
 
 

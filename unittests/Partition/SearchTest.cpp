@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <random>
 
 using namespace tofu;
@@ -73,26 +74,57 @@ struct Descs {
       desc("(i, j) = sum(c, d) A[c, j + d] * F[c, i, d]");
 };
 
-/// A random graph of `numOps` operators on 2-D tensors whose dimensions are
-/// multiples of 4. With `halo`, 1-D convolutions may appear.
-Graph randomGraph(std::mt19937 &rng, unsigned numOps, bool halo) {
+/// A random graph of `numOps` forward operators on 2-D tensors whose
+/// dimensions are 4 or 8. Every operator reads 2-D tensors only, so every
+/// shape it builds is valid by construction; row sums (1-D) are leaves. With
+/// `halo`, 1-D convolutions may appear (their outputs have 2 or 6 columns).
+/// With `training`, matrix products may share a weight (unrolled time steps
+/// for coarsening to merge), and operators get backward operators: two
+/// element-wise ones of the output's shape (the fills of two gradient
+/// accumulators, which coarsening must not tie) writing gradients of the
+/// output.
+Graph randomGraph(std::mt19937 &rng, unsigned numOps, bool halo,
+                  bool training = false) {
   static Descs d;
   Builder b;
   auto dim = [&]() {
     return std::uniform_int_distribution<int>(1, 2)(rng) * 4;
   };
+  auto coin = [&]() { return std::uniform_int_distribution<int>(0, 1)(rng); };
+  // Only 2-D tensors are picked as operands.
   std::vector<int> pool{b.tensor("%x", {dim(), dim()}, TensorRole::Input)};
+  std::vector<int> weights;
   auto pick = [&]() {
     return pool[std::uniform_int_distribution<size_t>(0, pool.size() - 1)(rng)];
+  };
+  auto backward = [&](int out) {
+    int fwd = b.g.tensors[out].producer;
+    Shape s = b.g.tensors[out].shape;
+    for (int n = 0; n < 2; ++n) {
+      int g = b.op("grad", d.relu, {out}, s);
+      b.g.ops.back().backward = true;
+      b.g.ops.back().forwardOf = fwd;
+      b.g.tensors[g].role = TensorRole::Gradient;
+      b.g.tensors[g].gradientOf = out;
+    }
   };
   for (unsigned i = 0; i < numOps; ++i) {
     int a = pick();
     Shape s = b.g.tensors[a].shape;
+    EXPECT_EQ(s.size(), 2u);
     int out = -1;
     switch (std::uniform_int_distribution<int>(0, halo ? 6 : 5)(rng)) {
     case 0: {
-      int w =
-          b.tensor("%w" + std::to_string(i), {s[1], dim()}, TensorRole::Weight);
+      int w = -1;
+      if (training && coin())
+        for (int cand : weights)
+          if (b.g.tensors[cand].shape[0] == s[1])
+            w = cand;
+      if (w < 0) {
+        w = b.tensor("%w" + std::to_string(i), {s[1], dim()},
+                     TensorRole::Weight);
+        weights.push_back(w);
+      }
       out = b.op("matmul", d.matmul, {a, w}, {s[0], b.g.tensors[w].shape[1]});
       break;
     }
@@ -113,8 +145,7 @@ Graph randomGraph(std::mt19937 &rng, unsigned numOps, bool halo) {
       out = b.op("transpose", d.transpose, {a}, {s[1], s[0]});
       break;
     case 4: {
-      int r = b.op("rowsum", d.rowsum, {a}, {s[0]});
-      pool.push_back(r);
+      b.op("rowsum", d.rowsum, {a}, {s[0]});
       int m =
           b.tensor("%m" + std::to_string(i), {s[1], s[0]}, TensorRole::Weight);
       out = b.op("matmul", d.matmul, {a, m}, {s[0], s[0]});
@@ -133,6 +164,8 @@ Graph randomGraph(std::mt19937 &rng, unsigned numOps, bool halo) {
     }
     }
     pool.push_back(out);
+    if (training && coin())
+      backward(out);
   }
   return b.finish();
 }
@@ -226,44 +259,160 @@ TEST(MinSumTest, RandomProblemsMatchBruteForce) {
   }
 }
 
+/// The operator choices of a step.
+std::vector<OpChoice> choicesOf(const PlanStep &step) {
+  std::vector<OpChoice> out;
+  for (const OpStep &o : step.ops)
+    out.push_back(o.choice);
+  return out;
+}
+
+/// What the step tests saw: cases compared, cases whose step model fell
+/// back (a tensor with no divisible dimension, an operator with no even
+/// strategy) and so did not search every tensor and operator freely.
+struct Counts {
+  unsigned compared = 0, fallbacks = 0, refused = 0;
+};
+
 /// The DP of one step against brute force over the same space.
-bool checkStepAgainstBruteForce(const Graph &g, unsigned k, bool replication,
-                                const CoarsenOptions &coarsening, int seed) {
+void checkStepAgainstBruteForce(const Graph &g, unsigned k, bool replication,
+                                const CoarsenOptions &coarsening, int seed,
+                                Counts &counts) {
   SearchOptions options;
   options.replication = replication;
+  options.maxBruteForce = 1u << 20;
   StrategyCache cache;
   StepState state = StepState::initial(g);
   StepModel model(g, state, k, options, cache);
+  counts.fallbacks += !model.remarks.empty();
   CoarseGraph coarse = coarsen(g, coarsening);
   bool tooLarge = false;
   PlanStep dp = searchStep(model, coarse, options, false, tooLarge);
   EXPECT_TRUE(dp.exact);
+  // The solver's objective is the cost of the plan it decodes to.
+  EXPECT_TRUE(near(dp.objective, dp.bytes)) << "seed " << seed;
+  EXPECT_TRUE(near(model.cost(dp.tilings, choicesOf(dp)), dp.bytes));
   PlanStep brute = searchStep(model, coarse, options, true, tooLarge);
-  if (tooLarge)
-    return false;
+  if (tooLarge) {
+    ++counts.refused;
+    return;
+  }
+  EXPECT_TRUE(near(brute.objective, brute.bytes)) << "seed " << seed;
   EXPECT_TRUE(near(dp.bytes, brute.bytes))
       << "seed " << seed << ": dp " << dp.bytes << " brute " << brute.bytes;
-  return true;
+  ++counts.compared;
 }
 
 TEST(SearchTest, StepDPEqualsBruteForceOnRandomGraphs) {
-  unsigned compared = 0;
+  Counts counts;
   for (int seed = 0; seed < 200; ++seed) {
     std::mt19937 rng(seed);
-    Graph g = randomGraph(rng, 2 + seed % 3, /*halo=*/seed % 2);
+    Graph g = randomGraph(rng, 2 + seed % 3, /*halo=*/seed % 2,
+                          /*training=*/seed % 4 == 3);
     for (unsigned k : {2u, 4u}) {
-      compared +=
-          checkStepAgainstBruteForce(g, k, false, CoarsenOptions::none(), seed);
-      compared +=
-          checkStepAgainstBruteForce(g, k, true, CoarsenOptions::none(), seed);
-      compared +=
-          checkStepAgainstBruteForce(g, k, false, CoarsenOptions(), seed);
+      checkStepAgainstBruteForce(g, k, false, CoarsenOptions::none(), seed,
+                                 counts);
+      checkStepAgainstBruteForce(g, k, true, CoarsenOptions::none(), seed,
+                                 counts);
+      checkStepAgainstBruteForce(g, k, false, CoarsenOptions(), seed, counts);
     }
   }
-  // Brute force refuses only a few of the largest graphs.
-  std::cout << "[ INFO     ] step DP compared with brute force " << compared
-            << " times\n";
-  EXPECT_GE(compared, 1150u);
+  std::cout << "[ INFO     ] step DP compared with brute force "
+            << counts.compared << " times (" << counts.refused
+            << " refused as too large); " << counts.fallbacks
+            << " cases had a replicated fallback\n";
+  EXPECT_GE(counts.compared, 1100u);
+}
+
+/// Every tiling a tensor could be given at any step: a cut along each
+/// dimension, or replicated.
+std::vector<Tiling> allTilings(const Shape &shape) {
+  std::vector<Tiling> out;
+  for (unsigned d = 0; d < shape.size(); ++d)
+    out.push_back(Tiling::cut(d));
+  out.push_back(Tiling::replicate());
+  return out;
+}
+
+/// Every strategy name an operator could be given: each loop variable of its
+/// description, or replicated.
+std::vector<std::string> allStrategies(const OpNode &op) {
+  std::vector<std::string> out = op.desc->getLoopVars();
+  out.push_back("replicated");
+  return out;
+}
+
+/// The cheapest last step of a plan for `topology` whose earlier steps are
+/// fixed to `tilings` and `strategies`, found without the search's encoding
+/// or option lists: every tiling of every tensor (`allTilings`) and every
+/// strategy name of every operator (`allStrategies`) that evaluatePlan
+/// accepts on its own (the others as in the given plan) is kept, and every
+/// combination of the kept choices is costed by evaluatePlan. Returns
+/// std::nullopt past `limit` combinations.
+std::optional<double>
+bruteForceLastStep(const Graph &g, const Topology &topology,
+                   const SearchOptions &options,
+                   std::vector<std::vector<Tiling>> tilings,
+                   std::vector<std::vector<std::string>> strategies,
+                   uint64_t limit, unsigned &evaluated) {
+  size_t last = tilings.size() - 1;
+  std::string error;
+  auto accepts = [&]() {
+    return evaluatePlan(g, topology, options, tilings, strategies, error)
+        .has_value();
+  };
+  EXPECT_TRUE(accepts()) << error;
+  std::vector<std::vector<Tiling>> tensorChoices;
+  std::vector<std::vector<std::string>> opChoices;
+  uint64_t total = 1;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    Tiling mine = tilings[last][t];
+    std::vector<Tiling> kept;
+    for (Tiling tl : allTilings(g.tensors[t].shape)) {
+      tilings[last][t] = tl;
+      if (accepts())
+        kept.push_back(tl);
+    }
+    tilings[last][t] = mine;
+    total *= kept.size();
+    tensorChoices.push_back(kept);
+  }
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    std::string mine = strategies[last][o];
+    std::vector<std::string> kept;
+    for (const std::string &name : allStrategies(g.ops[o])) {
+      strategies[last][o] = name;
+      if (accepts())
+        kept.push_back(name);
+    }
+    strategies[last][o] = mine;
+    total *= kept.size();
+    opChoices.push_back(kept);
+  }
+  if (total > limit)
+    return std::nullopt;
+  size_t nt = g.tensors.size(), no = g.ops.size();
+  std::vector<size_t> digit(nt + no, 0);
+  double best = std::numeric_limits<double>::infinity();
+  for (uint64_t e = 0; e < total; ++e) {
+    for (size_t t = 0; t < nt; ++t)
+      tilings[last][t] = tensorChoices[t][digit[t]];
+    for (size_t o = 0; o < no; ++o)
+      strategies[last][o] = opChoices[o][digit[nt + o]];
+    auto plan = evaluatePlan(g, topology, options, tilings, strategies, error);
+    EXPECT_TRUE(plan) << error;
+    if (plan) {
+      ++evaluated;
+      best = std::min(best, plan->steps[last].bytes);
+    }
+    for (size_t p = digit.size(); p-- > 0;) {
+      size_t radix = p < nt ? tensorChoices[p].size() : opChoices[p - nt].size();
+      if (++digit[p] < radix)
+        break;
+      digit[p] = 0;
+    }
+  }
+  return best;
 }
 
 /// Tilings and strategy names of a plan, step by step.
@@ -276,6 +425,105 @@ void planChoices(const Plan &plan, std::vector<std::vector<Tiling>> &tilings,
       names.push_back(o.strategy);
     strategies.push_back(names);
   }
+}
+
+/// The invariants of a searched plan that the library only asserts: each
+/// step's objective is its cost, the total is the sum of the steps, and the
+/// plan's own choices, imported back, cost the same step by step.
+void checkPlanInvariants(const Graph &g, const Topology &topology,
+                         const SearchOptions &options, const Plan &plan,
+                         int seed) {
+  double sum = 0;
+  for (const PlanStep &step : plan.steps) {
+    sum += step.bytes;
+    EXPECT_TRUE(step.searched);
+    EXPECT_TRUE(near(step.objective, step.bytes))
+        << "seed " << seed << ": objective " << step.objective << " bytes "
+        << step.bytes;
+  }
+  EXPECT_TRUE(near(sum, plan.totalBytes)) << "seed " << seed;
+  std::vector<std::vector<Tiling>> tilings;
+  std::vector<std::vector<std::string>> strategies;
+  planChoices(plan, tilings, strategies);
+  std::string error;
+  auto again = evaluatePlan(g, topology, options, tilings, strategies, error);
+  ASSERT_TRUE(again) << "seed " << seed << ": " << error;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    EXPECT_TRUE(near(again->steps[i].bytes, plan.steps[i].bytes))
+        << "seed " << seed << " step " << i;
+}
+
+TEST(SearchTest, DefaultSearchMatchesEvaluatedPlansExhaustively) {
+  // The default options (coarsening on) on training-like graphs with halos,
+  // tied time steps and backward operators: the last step of every searched
+  // plan costs what the cheapest plan with the same earlier steps costs,
+  // found by costing every combination with evaluatePlan.
+  std::string error;
+  unsigned compared = 0, exact = 0, accepted = 0, degenerate = 0;
+  for (int seed = 0; seed < 80; ++seed) {
+    std::mt19937 rng(7000 + seed);
+    Graph g = randomGraph(rng, 2 + seed % 2, /*halo=*/seed % 3 == 0,
+                          /*training=*/true);
+    for (const char *devices : {"2", "3", "4", "6"})
+      for (bool replication : {false, true}) {
+        Topology topology = *Topology::parse(devices, "", error);
+        SearchOptions options;
+        options.replication = replication;
+        auto plan = searchPlan(g, topology, options, error);
+        ASSERT_TRUE(plan) << error;
+        checkPlanInvariants(g, topology, options, *plan, seed);
+        for (const PlanStep &step : plan->steps) {
+          exact += step.exact;
+          degenerate += step.degenerate;
+        }
+        std::vector<std::vector<Tiling>> tilings;
+        std::vector<std::vector<std::string>> strategies;
+        planChoices(*plan, tilings, strategies);
+        auto best = bruteForceLastStep(g, topology, options, tilings,
+                                       strategies, 1500, accepted);
+        if (!best)
+          continue;
+        ++compared;
+        EXPECT_TRUE(near(plan->steps.back().bytes, *best))
+            << "seed " << seed << " devices " << devices << " replication "
+            << replication << ": searched " << plan->steps.back().bytes
+            << " cheapest " << *best;
+      }
+  }
+  std::cout << "[ INFO     ] searched last steps compared with " << accepted
+            << " evaluated plans in " << compared << " of 640 cases; "
+            << exact << " exact steps, " << degenerate << " degenerate\n";
+  EXPECT_GE(compared, 250u);
+}
+
+TEST(SearchTest, CoarsenedFallbackIsInexactAndNoCheaper) {
+  // With a table bound too small for the fine DP, the search falls back to
+  // the coarsened graph; it says the step is not exact and never beats the
+  // exhaustive optimum.
+  std::string error;
+  Topology two = *Topology::parse("2", "", error);
+  unsigned compared = 0;
+  for (int seed = 0; seed < 40; ++seed) {
+    std::mt19937 rng(9000 + seed);
+    Graph g = randomGraph(rng, 2, /*halo=*/true, /*training=*/true);
+    SearchOptions options;
+    options.maxTableSize = 1;
+    auto plan = searchPlan(g, two, options, error);
+    ASSERT_TRUE(plan) << error;
+    EXPECT_FALSE(plan->steps[0].exact);
+    checkPlanInvariants(g, two, options, *plan, seed);
+    std::vector<std::vector<Tiling>> tilings;
+    std::vector<std::vector<std::string>> strategies;
+    planChoices(*plan, tilings, strategies);
+    unsigned accepted = 0;
+    auto best = bruteForceLastStep(g, two, options, tilings, strategies, 3000,
+                                   accepted);
+    if (!best)
+      continue;
+    ++compared;
+    EXPECT_GE(plan->totalBytes, *best - 1e-9) << "seed " << seed;
+  }
+  EXPECT_GE(compared, 20u);
 }
 
 TEST(SearchTest, RecursionIsOptimalAndStepsCommute) {
@@ -347,6 +595,61 @@ TEST(SearchTest, IndivisibleDimensionsAreExcluded) {
   auto plan = searchPlan(g, *Topology::parse("4", "", error), options, error);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->steps[1].ops[0].strategy, "replicated");
+}
+
+TEST(SearchTest, ImportedReplicationStaysInsideTheSearchSpace) {
+  // %x (6x5) can be cut along dimension 0 at 2 workers, %w (5x3) cannot be
+  // cut at all: replicating %w is a fallback, replicating %x needs
+  // replication, and the product (one even strategy) cannot run replicated.
+  Graph g = singleMatmul({6, 5}, {5, 3});
+  std::string error;
+  Topology two = *Topology::parse("2", "", error);
+  SearchOptions options;
+  Tiling rep = Tiling::replicate(), cut0 = Tiling::cut(0);
+  auto import = [&](Tiling x, const std::string &strategy) {
+    return evaluatePlan(g, two, options, {{x, rep, cut0}}, {{strategy}},
+                        error);
+  };
+  EXPECT_TRUE(import(cut0, "i")) << error;
+  EXPECT_FALSE(import(rep, "i"));
+  EXPECT_EQ(error, "step 0: tensor %x cannot be rep: replication is off and "
+                   "it can be cut over 2 workers");
+  EXPECT_FALSE(import(cut0, "replicated"));
+  EXPECT_EQ(error, "step 0: operator 0 (matmul) cannot run replicated: it "
+                   "has an even strategy");
+  options.replication = true;
+  EXPECT_TRUE(import(rep, "i")) << error;
+  EXPECT_FALSE(import(cut0, "replicated"));
+  // Data parallelism replicates whatever it likes.
+  options.algorithm = Algorithm::DataParallel;
+  EXPECT_TRUE(import(rep, "replicated")) << error;
+}
+
+TEST(SearchTest, DegenerateStepsWarnAboutMemory) {
+  // At 6 devices the first step splits 3 ways, and nothing of 8x4 by 4x4
+  // divides by 3: every tensor is replicated, the step costs 0 bytes and is
+  // no optimum; the warning names the memory (32 + 16 + 32 floats, 320
+  // bytes per device, 213.33 more than a 3-way split).
+  Graph g = singleMatmul({8, 4}, {4, 4});
+  std::string error;
+  Topology six = *Topology::parse("6", "", error);
+  for (Algorithm a : {Algorithm::Tofu, Algorithm::Spartan}) {
+    SearchOptions options;
+    options.algorithm = a;
+    auto plan = searchPlan(g, six, options, error);
+    ASSERT_TRUE(plan) << error;
+    ASSERT_EQ(plan->steps.size(), 2u);
+    EXPECT_TRUE(plan->steps[0].degenerate);
+    EXPECT_FALSE(plan->steps[1].degenerate);
+    EXPECT_EQ(plan->steps[0].bytes, 0);
+    ASSERT_EQ(plan->warnings.size(), 1u);
+    EXPECT_EQ(plan->warnings[0],
+              "step 0 (k=3) is degenerate: no tensor has a dimension "
+              "divisible by 3, so every tensor is replicated on the 3 "
+              "workers of each group; it communicates 0 bytes but leaves "
+              "320 bytes of tensors on each device, 213 bytes more than an "
+              "even 3-way split");
+  }
 }
 
 TEST(SearchTest, ReplicationEnablesDataParallelism) {

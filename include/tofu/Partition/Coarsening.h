@@ -41,6 +41,10 @@ struct CoarsenOptions {
 
   /// Every operator and tensor alone: the uncoarsened search space.
   static CoarsenOptions none() { return {false, false, false}; }
+  /// True when no rule is on.
+  bool isNone() const {
+    return !groupBackward && !mergeElementwise && !mergeTimeSteps;
+  }
 };
 
 struct CoarseSlot {

@@ -54,8 +54,16 @@ struct MinSumSolution {
 };
 
 /// Exact variable elimination; `maxTableSize` bounds every table built.
+/// With `giveUp`, the solver stops as soon as it would have to fix a
+/// variable greedily and returns an empty assignment with `exact` false.
 MinSumSolution solveMinSum(const MinSumProblem &problem,
-                           uint64_t maxTableSize = 1u << 22);
+                           uint64_t maxTableSize = 1u << 22,
+                           bool giveUp = false);
+
+/// Whether solveMinSum would eliminate every variable within `maxTableSize`
+/// (no greedy fixing), found on the structure alone, without building any
+/// table: the same elimination order over the variables' neighbourhoods.
+bool fitsMinSum(const MinSumProblem &problem, uint64_t maxTableSize);
 
 /// Enumerates every assignment. Returns std::nullopt when there are more
 /// than `maxAssignments`.

@@ -58,6 +58,10 @@ struct SearchOptions {
   /// Add SOYBEAN's replicated tiling to every tensor's choices. Operators
   /// still split their work.
   bool replication = false;
+  /// Tofu §5.1 coarsening. Each step is first solved on the uncoarsened
+  /// graph; the coarsened graph (whose ties shrink the tables) is only used
+  /// when that DP's tables would exceed `maxTableSize` (the step is then not
+  /// exact). Without coarsening the DP fixes variables greedily instead.
   CoarsenOptions coarsen;
   /// The largest DP table before the search fixes variables greedily.
   uint64_t maxTableSize = 1u << 22;
@@ -110,8 +114,25 @@ struct PlanStep {
   std::vector<Tiling> tilings;
   std::vector<OpStep> ops;
   double bytes = 0;
-  /// False when the DP had to fix variables greedily.
-  bool exact = true;
+  /// True when the step was chosen by the DP (not by a baseline heuristic,
+  /// and not imported).
+  bool searched = false;
+  /// True when the DP proved the step optimal over the step's whole search
+  /// space, with no coarsening ties: false when it had to fix variables
+  /// greedily, or fell back to the coarsened graph.
+  bool exact = false;
+  /// True when the uncoarsened DP did not fit and the step was searched on
+  /// the coarsened graph (exact over its ties only when `exact` would have
+  /// been: see `coarsenedExact`).
+  bool coarsened = false;
+  /// For a coarsened step: the DP was exact over the coarsened graph.
+  bool coarsenedExact = false;
+  /// True when no tensor could be cut at this step (see
+  /// StepModel::degenerate); the plan then carries a warning.
+  bool degenerate = false;
+  /// The solver's objective for the step; equals `bytes` (a tested
+  /// invariant of the min-sum encoding).
+  double objective = 0;
 };
 
 struct Plan {
@@ -121,6 +142,9 @@ struct Plan {
   std::vector<PlanStep> steps;
   double totalBytes = 0;
   std::vector<std::string> remarks;
+  /// Steps whose plan costs memory without communicating (degenerate
+  /// steps), with the memory they cost.
+  std::vector<std::string> warnings;
 
   /// Each tensor's shape on one device after every step.
   std::vector<Shape> getFinalTensorShapes(const Graph &graph) const;
@@ -152,6 +176,9 @@ public:
   /// Feasible tilings per tensor and choices per operator.
   std::vector<std::vector<Tiling>> tensorOptions;
   std::vector<std::vector<OpChoice>> opOptions;
+  /// True when no tensor has a dimension divisible by k: every tensor is
+  /// replicated and the step divides nothing.
+  bool degenerate = false;
   /// Remarks about fallbacks.
   std::vector<std::string> remarks;
 
@@ -187,10 +214,13 @@ std::optional<Plan> searchPlan(const Graph &graph, const Topology &topology,
                                std::string &error);
 
 /// One step of the exact DP over the coarsened graph (exposed for tests):
-/// the tilings and choices minimising the step's cost.
+/// the tilings and choices minimising the step's cost. `tooLarge` is set
+/// (and an empty step returned) when brute force would exceed
+/// `maxBruteForce`, or, with `giveUp`, when the DP would have to fix
+/// variables greedily.
 PlanStep searchStep(const StepModel &model, const CoarseGraph &coarse,
                     const SearchOptions &options, bool bruteForce,
-                    bool &tooLarge);
+                    bool &tooLarge, bool giveUp = false);
 
 /// Exhaustive search over every sequence of per-step assignments for the
 /// given steps, with no coarsening; std::nullopt past `maxAssignments`.

@@ -119,6 +119,19 @@ evaluateIndex(const tdl::IndexExpr &e, const LoopSpace &space,
               const std::vector<SymbolicInterval> &env, int64_t sliceExtent,
               std::string &error);
 
+/// True when interval arithmetic gives the exact hull of `e`'s values: every
+/// variable occurs once and no remainder is taken.
+bool isIntervalExact(const tdl::IndexExpr &e);
+
+/// The exact [min, max] of `e` with every loop variable `v` ranging over the
+/// inclusive `ranges[v]`, by enumerating the points of the variables `e`
+/// mentions. std::nullopt when `e` holds a slice, has more than 64 nodes,
+/// would take more than `maxPoints` points, or overflows.
+std::optional<std::pair<int64_t, int64_t>>
+enumerateIndexRange(const tdl::IndexExpr &e, const LoopSpace &space,
+                    const std::vector<std::pair<int64_t, int64_t>> &ranges,
+                    uint64_t maxPoints);
+
 } // namespace tofu
 
 #endif // TOFU_PARTITION_STRATEGY_H
