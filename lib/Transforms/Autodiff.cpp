@@ -20,7 +20,9 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace tofu {
 #define GEN_PASS_DEF_TOFUAUTODIFF
@@ -72,7 +74,14 @@ private:
     return attr ? attr.getInt() : -1;
   }
   bool isActive(Value v) const { return active.contains(v); }
+  /// The active values that `op` reads: its operands and the values its
+  /// regions capture from above.
+  SetVector<Value> activeReads(Operation *op) const;
   void addAdjoint(Value v, Value contribution);
+  /// Records that the derivative with respect to `v` of the operation being
+  /// differentiated is zero by construction (the value is overwritten or not
+  /// read by what reaches the loss).
+  void markZero(Value v) { covered.insert(v); }
   Value zeros(Location loc, RankedTensorType type);
   Value
   elementwise(Location loc, RankedTensorType type, ValueRange inputs,
@@ -86,6 +95,8 @@ private:
                            Combiner combiner, Value root, unsigned operand,
                            bool initAsInput, bool &failed);
   Value pruneInputs(linalg::GenericOp g, unsigned numForwardInputs);
+  FailureOr<linalg::GenericOp> explicitCaptures(linalg::GenericOp g,
+                                                Operation *fwd);
 
   func::FuncOp func;
   llvm::SmallDenseSet<unsigned> weights;
@@ -93,6 +104,9 @@ private:
   OpBuilder b;
   llvm::DenseSet<Value> active;
   llvm::DenseMap<Value, Value> adjoint;
+  /// The active values read by the operation being differentiated that have
+  /// received a contribution or are known to have a zero one.
+  llvm::DenseSet<Value> covered;
 };
 
 } // namespace
@@ -139,9 +153,17 @@ void Differentiator::addAdjoint(Value v, Value contribution) {
       def && def->getBlock() == &func.getBody().front() &&
       !def->hasAttr(attrs::kOpId) && !def->hasAttr(attrs::kGradientOf))
     def->setAttr(attrs::kGradientOf, forwardTensorAttr(ctx, v));
+  covered.insert(v);
   auto [it, inserted] = adjoint.try_emplace(v, contribution);
   if (inserted)
     return;
+  if (!isa<RankedTensorType>(v.getType())) {
+    // A scalar used more than once.
+    auto sum = arith::AddFOp::create(b, v.getLoc(), it->second, contribution);
+    sum->setAttr(attrs::kGradientAccumulation, UnitAttr::get(ctx));
+    it->second = sum;
+    return;
+  }
   // A value used more than once: sum the contributions element-wise.
   Value total =
       elementwise(v.getLoc(), cast<RankedTensorType>(v.getType()),
@@ -284,7 +306,11 @@ Value Differentiator::buildInputGradient(linalg::GenericOp g, Operation *fwd,
         iters[dim.getPosition()] = utils::IteratorType::parallel;
     });
 
-  auto type = cast<RankedTensorType>(wrtOperand.get().getType());
+  // A scalar operand's gradient is reduced over every loop into a 0-d tensor.
+  Type wrtType = wrtOperand.get().getType();
+  auto type = dyn_cast<RankedTensorType>(wrtType);
+  if (!type)
+    type = RankedTensorType::get({}, wrtType);
   Value init = zeros(loc, type);
   auto grad = linalg::GenericOp::create(
       b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iters,
@@ -345,15 +371,19 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
   bool failed = false;
   for (OpOperand *in : g.getDpsInputOperands()) {
     Value v = in->get();
-    if (!isActive(v) || !isa<RankedTensorType>(v.getType()))
+    if (!isActive(v))
       continue;
     BlockArgument arg = g.getMatchingBlockArgument(in);
-    if (!dependsOn(root, arg))
+    if (!dependsOn(root, arg)) {
+      markZero(v);
       continue;
+    }
     Value grad = buildInputGradient(g, fwd, combiner, root,
                                     in->getOperandNumber(), initUsed, failed);
     if (failed)
       return failure();
+    if (!isa<RankedTensorType>(v.getType()))
+      grad = tensor::ExtractOp::create(b, fwd->getLoc(), grad, ValueRange{});
     addAdjoint(v, grad);
   }
 
@@ -361,6 +391,10 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
   Value init = g.getDpsInitOperand(0)->get();
   if (!isActive(init))
     return success();
+  if (combiner == Combiner::None && !initUsed) {
+    markZero(init); // Overwritten.
+    return success();
+  }
   Value dy = adjoint.lookup(fwd->getResult(0));
   if (combiner == Combiner::Add) {
     addAdjoint(init, dy);
@@ -388,25 +422,78 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
   return success();
 }
 
+FailureOr<linalg::GenericOp>
+Differentiator::explicitCaptures(linalg::GenericOp g, Operation *fwd) {
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(g.getRegion(), captured);
+  SmallVector<Value> scalars;
+  for (Value v : captured) {
+    if (!isActive(v))
+      continue;
+    if (!isa<FloatType>(v.getType()))
+      return cannotDifferentiate(fwd)
+             << ": its body reads the active value of type " << v.getType()
+             << " that it does not take as an input";
+    scalars.push_back(v);
+  }
+  if (scalars.empty())
+    return g;
+  // The same operation with every active captured scalar as an input that
+  // no loop indexes.
+  SmallVector<Value> inputs(g.getDpsInputs());
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : g.getDpsInputOperands())
+    maps.push_back(g.getMatchingIndexingMap(in));
+  for (Value v : scalars) {
+    inputs.push_back(v);
+    maps.push_back(AffineMap::get(g.getNumLoops(), 0, g.getContext()));
+  }
+  for (OpOperand &out : g.getDpsInitsMutable())
+    maps.push_back(g.getMatchingIndexingMap(&out));
+  auto explicitOp = linalg::GenericOp::create(
+      b, g.getLoc(), g.getResultTypes(), inputs, g.getDpsInits(), maps,
+      g.getIteratorTypesArray());
+  IRMapping mapping;
+  g.getRegion().cloneInto(&explicitOp.getRegion(), mapping);
+  Region &region = explicitOp.getRegion();
+  unsigned position = g.getNumDpsInputs();
+  for (auto [i, v] : llvm::enumerate(scalars)) {
+    BlockArgument arg =
+        explicitOp.getBody()->insertArgument(position + i, v.getType(), v.getLoc());
+    v.replaceUsesWithIf(arg, [&](OpOperand &use) {
+      return region.isAncestor(use.getOwner()->getParentRegion());
+    });
+  }
+  return explicitOp;
+}
+
 LogicalResult Differentiator::differentiateLinalg(linalg::LinalgOp op) {
-  if (isa<linalg::FillOp>(op))
-    return success(); // Overwrites its init; the fill value is a constant.
   if (!op.hasPureTensorSemantics() || op->getNumResults() != 1)
     return cannotDifferentiate(op)
            << ": expected one tensor result, found " << op->getNumResults();
-  if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()))
-    return differentiateGeneric(g, op);
-  // Derive the adjoint from the generic form of a clone.
+  // Derive the adjoint from the generic form of a clone, in which captured
+  // scalars are inputs.
   IRRewriter rewriter(b);
-  Operation *clone = rewriter.clone(*op.getOperation());
-  FailureOr<linalg::GenericOp> generic =
-      linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(clone));
-  if (failed(generic)) {
-    clone->erase();
-    return cannotDifferentiate(op) << ": it has no generic form";
+  linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic) {
+    Operation *clone = rewriter.clone(*op.getOperation());
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(clone));
+    if (failed(generalized)) {
+      clone->erase();
+      return cannotDifferentiate(op) << ": it has no generic form";
+    }
+    generic = *generalized;
   }
-  LogicalResult result = differentiateGeneric(*generic, op);
-  rewriter.eraseOp(*generic);
+  FailureOr<linalg::GenericOp> explicitOp = explicitCaptures(generic, op);
+  if (generic != op.getOperation() &&
+      (failed(explicitOp) || *explicitOp != generic))
+    rewriter.eraseOp(generic);
+  if (failed(explicitOp))
+    return failure();
+  LogicalResult result = differentiateGeneric(*explicitOp, op);
+  if (*explicitOp != op.getOperation())
+    rewriter.eraseOp(*explicitOp);
   return result;
 }
 
@@ -420,6 +507,12 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       op->getNumResults() == 1 ? adjoint.lookup(op->getResult(0)) : Value();
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return differentiateLinalg(linalgOp);
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    Value init = zeros(loc, extract.getTensor().getType());
+    addAdjoint(extract.getTensor(),
+               tensor::InsertOp::create(b, loc, dy, init, extract.getIndices()));
+    return success();
+  }
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
     auto srcType = pad.getSourceType();
     SmallVector<OpFoldResult> sizes,
@@ -489,9 +582,59 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   return cannotDifferentiate(op);
 }
 
+SetVector<Value> Differentiator::activeReads(Operation *op) const {
+  SetVector<Value> reads;
+  for (Value v : op->getOperands())
+    if (isActive(v))
+      reads.insert(v);
+  for (Region &region : op->getRegions()) {
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(region, captured);
+    for (Value v : captured)
+      if (isActive(v))
+        reads.insert(v);
+  }
+  return reads;
+}
+
+/// Fails unless an active value has a type the pass differentiates: a float
+/// or a statically shaped tensor of floats.
+static LogicalResult checkActiveType(Value v, Operation *where) {
+  Type type = v.getType();
+  if (isa<FloatType>(type))
+    return success();
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (!tensor.hasStaticShape())
+      return where->emitError("tofu-autodiff: dynamic shapes are not "
+                              "supported, found ")
+             << type;
+    if (isa<FloatType>(tensor.getElementType()))
+      return success();
+  }
+  return where->emitError("tofu-autodiff: cannot differentiate a value of "
+                          "type ")
+         << type << " (expected a float or a statically shaped tensor of "
+         << "floats)";
+}
+
 LogicalResult Differentiator::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("tofu-autodiff: functions with more than one block "
+                          "(control flow) are not supported");
   Block &body = func.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret)
+    return func.emitError("tofu-autodiff: expected the function to end with "
+                          "'func.return'");
+  for (unsigned w : weights) {
+    Type type = func.getArgument(w).getType();
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() ||
+        !isa<FloatType>(tensor.getElementType()))
+      return func.emitError("tofu-autodiff: weight argument ")
+             << w << " must be a statically shaped tensor of floats, found "
+             << type << (isa<FloatType>(type) ? " (use a 0-d tensor)" : "");
+  }
   if (ret.getNumOperands() != 1)
     return func.emitError("tofu-autodiff: expected a function returning one "
                           "scalar loss, found ")
@@ -514,18 +657,16 @@ LogicalResult Differentiator::run() {
     op.setAttr(attrs::kOpId, IntegerAttr::get(i64, nextId++));
     forward.push_back(&op);
     // Values captured by regions count as operands.
-    bool isActiveOp = false;
-    op.walk([&](Operation *nested) {
-      isActiveOp |= llvm::any_of(nested->getOperands(),
-                                 [&](Value v) { return isActive(v); });
-    });
-    if (!isActiveOp)
+    if (activeReads(&op).empty())
       continue;
     if (op.getNumRegions() && !isa<linalg::LinalgOp, tensor::PadOp>(op))
       return cannotDifferentiate(&op) << " with regions";
     for (Value r : op.getResults())
-      if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
+      if (isa<FloatType>(getElementTypeOrSelf(r.getType()))) {
+        if (failed(checkActiveType(r, &op)))
+          return failure();
         active.insert(r);
+      }
   }
 
   // Seed the loss with 1 and walk the forward operations backwards.
@@ -544,12 +685,30 @@ LogicalResult Differentiator::run() {
   }
   for (Operation *op : llvm::reverse(forward)) {
     if (llvm::none_of(op->getResults(),
-                      [&](Value r) { return adjoint.count(r); }) ||
-        llvm::none_of(op->getOperands(), [&](Value v) { return isActive(v); }))
+                      [&](Value r) { return adjoint.count(r); }))
+      continue;
+    SetVector<Value> reads = activeReads(op);
+    if (reads.empty())
       continue;
     tagger.forwardId = idOf(op);
+    covered.clear();
     if (failed(differentiate(op)))
       return failure();
+    // Every active value the operation reads must have received its
+    // gradient, or a rule must have shown that it is zero.
+    for (Value v : reads) {
+      if (covered.contains(v))
+        continue;
+      auto operands = op->getOperands();
+      auto it = llvm::find(operands, v);
+      if (it != operands.end())
+        return cannotDifferentiate(op)
+               << ": no rule propagates the gradient of operand #"
+               << (it - operands.begin());
+      return cannotDifferentiate(op)
+             << ": no rule propagates the gradient of a value that its "
+                "region captures";
+    }
   }
   tagger.forwardId = -1;
 

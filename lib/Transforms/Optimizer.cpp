@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace tofu {
 #define GEN_PASS_DEF_TOFUOPTIMIZER
@@ -100,7 +101,50 @@ struct TofuOptimizerPass
 
 } // namespace
 
+/// Checks what the rewrite reads back from the IR: one block ending in
+/// func.return, and `tofu.grad_of_arg` results that name distinct tensor
+/// arguments of the gradient's type.
+static LogicalResult verifyStep(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("tofu-optimizer: functions with more than one block "
+                          "(control flow) are not supported");
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (!ret)
+    return func.emitError("tofu-optimizer: expected the function to end with "
+                          "'func.return'");
+  llvm::SmallDenseSet<int64_t> seen;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    Attribute attr = func.getResultAttr(i, attrs::kGradientOfArg);
+    if (!attr)
+      continue;
+    auto fail = [&]() {
+      return func.emitError("tofu-optimizer: result ")
+             << i << " has an invalid '" << attrs::kGradientOfArg << "': ";
+    };
+    std::optional<int64_t> w = attrs::getInt64(attr);
+    if (!w)
+      return fail() << "expected an integer, found " << attr;
+    if (*w < 0 || *w >= (int64_t)func.getNumArguments())
+      return fail() << "argument " << *w << " is out of range (the function "
+                    << "has " << func.getNumArguments() << " arguments)";
+    if (!seen.insert(*w).second)
+      return fail() << "argument " << *w << " already has a gradient";
+    Type weightType = func.getArgument(*w).getType();
+    auto tensor = dyn_cast<RankedTensorType>(weightType);
+    if (!tensor || !tensor.hasStaticShape() ||
+        !isa<FloatType>(tensor.getElementType()))
+      return fail() << "argument " << *w << " has type " << weightType
+                    << ", not a statically shaped tensor of floats";
+    if (ret.getOperand(i).getType() != weightType)
+      return fail() << "the gradient has type " << ret.getOperand(i).getType()
+                    << " but argument " << *w << " has type " << weightType;
+  }
+  return success();
+}
+
 LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
+  if (failed(verifyStep(func)))
+    return failure();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   OpBuilder b(ret);
@@ -123,14 +167,14 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
 
   for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
     Value value = ret.getOperand(i);
-    auto gradOf =
-        func.getResultAttrOfType<IntegerAttr>(i, attrs::kGradientOfArg);
+    std::optional<int64_t> gradOf =
+        attrs::getInt64(func.getResultAttr(i, attrs::kGradientOfArg));
     if (!gradOf) {
       results.push_back(value);
       resultAttrs.push_back(func.getResultAttrDict(i));
       continue;
     }
-    int64_t w = gradOf.getInt();
+    int64_t w = *gradOf;
     Value weight = func.getArgument(w);
     auto type = cast<RankedTensorType>(weight.getType());
     Type et = type.getElementType();

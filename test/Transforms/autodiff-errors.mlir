@@ -118,14 +118,172 @@ func.func @two_results(%w: tensor<f32> {tofu.weight}) -> (tensor<f32>, tensor<f3
 
 // Dynamic shapes are not differentiated.
 func.func @dynamic(%w: tensor<2x3xf32> {tofu.weight}) -> tensor<f32> {
+  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?x3xf32>'}}
   %d = tensor.cast %w : tensor<2x3xf32> to tensor<?x3xf32>
-  // expected-error @+1 {{tofu-autodiff: cannot differentiate 'tensor.collapse_shape' with a dynamic shape}}
   %c = tensor.collapse_shape %d [[0, 1]] : tensor<?x3xf32> into tensor<?xf32>
   %z = arith.constant 0.0 : f32
   %e0 = tensor.empty() : tensor<f32>
   %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
   %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
       ins(%c : tensor<?xf32>) outs(%i : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %o, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that a tensor.pad with a dynamic amount of padding on the weight path
+// is an error.
+func.func @dynamic_pad(%w: tensor<4xf32> {tofu.weight}, %n: index) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?xf32>'}}
+  %p = tensor.pad %w low[%n] high[0] {
+  ^bb0(%i: index):
+    tensor.yield %z : f32
+  } : tensor<4xf32> to tensor<?xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%p : tensor<?xf32>) outs(%i : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %o, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that a tensor.concat of the weight with a dynamically shaped input is
+// an error.
+func.func @dynamic_concat(%w: tensor<4xf32> {tofu.weight}, %x: tensor<?xf32>) -> tensor<f32> {
+  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?xf32>'}}
+  %c = tensor.concat dim(0) %w, %x : (tensor<4xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%c : tensor<?xf32>) outs(%i : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %o, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that a scalar weight argument is an error, not a crash.
+// expected-error @+1 {{tofu-autodiff: weight argument 0 must be a statically shaped tensor of floats, found 'f32' (use a 0-d tensor)}}
+func.func @scalar_weight(%w: f32 {tofu.weight}, %x: tensor<3xf32>) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<3xf32>) outs(%i : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %w : f32
+    %a = arith.addf %o, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that an integer weight is an error.
+// expected-error @+1 {{tofu-autodiff: weight argument 0 must be a statically shaped tensor of floats, found 'tensor<3xi32>'}}
+func.func @int_weight(%w: tensor<3xi32> {tofu.weight}) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  return %i : tensor<f32>
+}
+
+// -----
+
+// Tests that a weight with a dynamic shape is an error.
+// expected-error @+1 {{tofu-autodiff: weight argument 0 must be a statically shaped tensor of floats, found 'tensor<?xf32>'}}
+func.func @dynamic_weight(%w: tensor<?xf32> {tofu.weight}) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  return %i : tensor<f32>
+}
+
+// -----
+
+// Tests that a function with control flow between blocks is an error.
+// expected-error @+1 {{tofu-autodiff: functions with more than one block (control flow) are not supported}}
+func.func @blocks(%w: tensor<f32> {tofu.weight}) -> tensor<f32> {
+  cf.br ^bb1(%w : tensor<f32>)
+^bb1(%x: tensor<f32>):
+  return %x : tensor<f32>
+}
+
+// -----
+
+// Tests that scalar arithmetic outside a linalg body on the weight path is an
+// error that names the operation.
+func.func @scalar_op(%w: tensor<3xf32> {tofu.weight}, %x: tensor<3xf32>) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %s = tensor.extract %w[%c0] : tensor<3xf32>
+  // expected-error @+1 {{tofu-autodiff: cannot differentiate 'arith.mulf'}}
+  %t = arith.mulf %s, %s : f32
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<3xf32>) outs(%i : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %t : f32
+    %a = arith.addf %o, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that a linalg body that reads an active tensor it does not take as
+// an input (a gather) is an error.
+func.func @captured_tensor(%w: tensor<3xf32> {tofu.weight}, %x: tensor<3xf32>) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{tofu-autodiff: cannot differentiate 'linalg.generic': its body reads the active value of type 'tensor<3xf32>' that it does not take as an input}}
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<3xf32>) outs(%i : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %k = linalg.index 0 : index
+    %g = tensor.extract %w[%k] : tensor<3xf32>
+    %m = arith.mulf %v, %g : f32
+    %a = arith.addf %o, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that an active value whose gradient no rule propagates is an error:
+// here the padding value of tensor.pad.
+func.func @pad_value(%w: tensor<3xf32> {tofu.weight}) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %s = tensor.extract %w[%c0] : tensor<3xf32>
+  // expected-error @+1 {{tofu-autodiff: cannot differentiate 'tensor.pad': no rule propagates the gradient of a value that its region captures}}
+  %p = tensor.pad %w low[1] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %s : f32
+  } : tensor<3xf32> to tensor<5xf32>
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%p : tensor<5xf32>) outs(%i : tensor<f32>) {
   ^bb0(%v: f32, %o: f32):
     %a = arith.addf %o, %v : f32
     linalg.yield %a : f32

@@ -10,6 +10,10 @@
 #ifndef TOFU_TRANSFORMS_TRAININGATTRIBUTES_H
 #define TOFU_TRANSFORMS_TRAININGATTRIBUTES_H
 
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <optional>
+
 namespace tofu {
 namespace attrs {
 
@@ -36,6 +40,16 @@ inline constexpr char kUpdatedArg[] = "tofu.updated_arg";
 inline constexpr char kStateOf[] = "tofu.state_of";
 /// Optimizer operation: the weight argument it updates (i64).
 inline constexpr char kUpdateOf[] = "tofu.update_of";
+
+/// The value of an integer attribute read back from the IR, or std::nullopt
+/// when `attr` is absent, not an integer, or does not fit in 64 bits. The IR
+/// may come from anywhere: callers still check the range of the value.
+inline std::optional<int64_t> getInt64(mlir::Attribute attr) {
+  auto integer = llvm::dyn_cast_or_null<mlir::IntegerAttr>(attr);
+  if (!integer || integer.getValue().getSignificantBits() > 64)
+    return std::nullopt;
+  return integer.getValue().getSExtValue();
+}
 
 } // namespace attrs
 } // namespace tofu

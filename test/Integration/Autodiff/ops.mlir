@@ -1,12 +1,26 @@
 // Finite-difference check (f64, rtol 1e-4) of the adjoint of every supported
 // operation kind: the scalar rules of arith/math bodies, linalg named ops
-// (generalized), tensor data movement and gradient accumulation.
-// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=scalar samples=6" | %run_cpu | FileCheck %s
-// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=named samples=6" | %run_cpu | FileCheck %s
-// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=movement samples=6" | %run_cpu | FileCheck %s
-// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=reductions samples=6" | %run_cpu | FileCheck %s
-// CHECK: GRADCHECK checked={{[1-9][0-9]*}}
-// CHECK: GRADCHECK failures=0
+// (generalized), tensor data movement, gradient accumulation, and scalars
+// taken from weights (tensor.extract, captured in a body, passed as a scalar
+// operand, filled). Every element of every weight is checked.
+// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=scalar" | %run_cpu | FileCheck %s --check-prefix=SCALAR
+// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=named" | %run_cpu | FileCheck %s --check-prefix=NAMED
+// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=movement" | %run_cpu | FileCheck %s --check-prefix=MOVEMENT
+// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=reductions" | %run_cpu | FileCheck %s --check-prefix=REDUCTIONS
+// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=scalars" | %run_cpu | FileCheck %s --check-prefix=SCALARS
+// RUN: tofu-opt %s --tofu-autodiff=keep-forward --test-tofu-gradcheck="func=named max-elements=5" | %run_cpu | FileCheck %s --check-prefix=SAMPLED
+// SCALAR: GRADCHECK checked=12
+// SCALAR: GRADCHECK failures=0
+// NAMED: GRADCHECK checked=122
+// NAMED: GRADCHECK failures=0
+// MOVEMENT: GRADCHECK checked=30
+// MOVEMENT: GRADCHECK failures=0
+// REDUCTIONS: GRADCHECK checked=12
+// REDUCTIONS: GRADCHECK failures=0
+// SCALARS: GRADCHECK checked=20
+// SCALARS: GRADCHECK failures=0
+// SAMPLED: GRADCHECK checked=20
+// SAMPLED: GRADCHECK failures=0
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #sum2 = affine_map<(d0, d1) -> ()>
@@ -195,6 +209,47 @@ func.func @reductions(%x: tensor<3x4xf64> {tofu.weight}) -> tensor<f64> {
   ^bb0(%u: f64, %v: f64, %o: f64):
     %p = arith.mulf %u, %v : f64
     %acc = arith.addf %o, %p : f64
+    linalg.yield %acc : f64
+  } -> tensor<f64>
+  return %loss : tensor<f64>
+}
+
+// Scalars from weights: a 0-d temperature extracted and captured by two
+// bodies (its gradient is accumulated), an element of %g passed as a scalar
+// operand, and another element of %g as the value of a linalg.fill.
+func.func @scalars(%t: tensor<f64> {tofu.weight}, %g: tensor<3xf64> {tofu.weight},
+                   %w: tensor<4x4xf64> {tofu.weight}) -> tensor<f64> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %z = arith.constant 0.0 : f64
+  %temp = tensor.extract %t[] : tensor<f64>
+  %scale = tensor.extract %g[%c1] : tensor<3xf64>
+  %fillv = tensor.extract %g[%c2] : tensor<3xf64>
+  %e = tensor.empty() : tensor<4x4xf64>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<4x4xf64>) outs(%e : tensor<4x4xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %m = arith.mulf %x, %temp : f64
+    %th = math.tanh %m : f64
+    linalg.yield %th : f64
+  } -> tensor<4x4xf64>
+  %b = linalg.generic {indexing_maps = [#id2, affine_map<(d0, d1) -> ()>, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %scale : tensor<4x4xf64>, f64) outs(%e : tensor<4x4xf64>) {
+  ^bb0(%x: f64, %s: f64, %o: f64):
+    %m = arith.mulf %x, %s : f64
+    %m2 = arith.mulf %m, %temp : f64
+    linalg.yield %m2 : f64
+  } -> tensor<4x4xf64>
+  %f = linalg.fill ins(%fillv : f64) outs(%e : tensor<4x4xf64>) -> tensor<4x4xf64>
+  %e0 = tensor.empty() : tensor<f64>
+  %i0 = linalg.fill ins(%z : f64) outs(%e0 : tensor<f64>) -> tensor<f64>
+  %loss = linalg.generic {indexing_maps = [#id2, #id2, #sum2], iterator_types = ["reduction", "reduction"]}
+      ins(%b, %f : tensor<4x4xf64>, tensor<4x4xf64>) outs(%i0 : tensor<f64>) {
+  ^bb0(%u: f64, %v: f64, %o: f64):
+    %p = arith.mulf %u, %v : f64
+    %q = arith.mulf %p, %v : f64
+    %r = arith.addf %q, %u : f64
+    %acc = arith.addf %o, %r : f64
     linalg.yield %acc : f64
   } -> tensor<f64>
   return %loss : tensor<f64>

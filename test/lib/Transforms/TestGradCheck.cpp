@@ -2,14 +2,18 @@
 //
 // -test-tofu-gradcheck adds a `main` that compares the gradients returned by
 // `@F_train` (tofu-autodiff with keep-forward) with central finite
-// differences of `@F`, on deterministic pseudo-random inputs (weights in
-// +-1/sqrt(fan-in), other arguments in [0, 1)). It prints
+// differences of `@F`, on deterministic pseudo-random signed inputs (weights
+// in +-1/sqrt(fan-in), other arguments in [-1, 1), or [0, 1) for those listed
+// in `nonnegative`). Every element of every
+// weight with at most `max-elements` elements is checked; larger weights are
+// checked at `max-elements` evenly spaced elements, the first and the last
+// included. It prints
 //
 //   GRADCHECK checked=N
 //   GRADCHECK worst_error_over_bound=R
 //   GRADCHECK failures=M
 //
-// where a sample fails if |fd - ad| > bound = rtol * max(|fd|, |ad|) + atol,
+// where an element fails if |fd - ad| > bound = rtol * max(|fd|, |ad|) + atol,
 // and R is the largest |fd - ad| / bound (at most 1 when nothing fails).
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
@@ -42,16 +47,22 @@ struct TestGradCheckPass
            "differences of @F";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, math::MathDialect,
+    registry.insert<arith::ArithDialect, math::MathDialect, scf::SCFDialect,
                     tensor::TensorDialect, vector::VectorDialect>();
   }
 
   Option<std::string> funcName{*this, "func",
                                llvm::cl::desc("Forward function"),
                                llvm::cl::init("forward")};
-  Option<unsigned> samples{*this, "samples",
-                           llvm::cl::desc("Elements checked per weight"),
-                           llvm::cl::init(4)};
+  Option<unsigned> maxElements{
+      *this, "max-elements",
+      llvm::cl::desc("Check every element of weights up to this size, and "
+                     "this many evenly spaced elements of larger ones"),
+      llvm::cl::init(64)};
+  ListOption<unsigned> nonNegativeArgs{
+      *this, "nonnegative",
+      llvm::cl::desc("Arguments drawn from [0, 1) instead of [-1, 1) (for "
+                     "example a running variance)")};
   Option<double> eps{*this, "eps", llvm::cl::desc("Finite-difference step"),
                      llvm::cl::init(1e-6)};
   Option<double> rtol{*this, "rtol", llvm::cl::desc("Relative tolerance"),
@@ -86,12 +97,19 @@ void TestGradCheckPass::runOnOperation() {
 
   SmallVector<Value> args;
   for (auto [i, type] : llvm::enumerate(forward.getArgumentTypes())) {
-    auto tensorType = cast<RankedTensorType>(type);
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !tensorType.hasStaticShape() ||
+        !isa<FloatType>(tensorType.getElementType())) {
+      forward.emitError("test-tofu-gradcheck: argument ")
+          << i << " has type " << type
+          << "; expected a statically shaped tensor of floats";
+      return signalPassFailure();
+    }
     bool isWeight = train.getArgAttr(i, tofu::attrs::kWeight) != nullptr;
     args.push_back(tofu::test::randomTensor(
         b, loc, tensorType, i + 1,
         isWeight ? tofu::test::weightScale(tensorType) : 1.0,
-        /*nonNegative=*/!isWeight));
+        /*nonNegative=*/llvm::is_contained(nonNegativeArgs, i)));
   }
   auto step = func::CallOp::create(b, loc, train, args);
 
@@ -114,53 +132,82 @@ void TestGradCheckPass::runOnOperation() {
         train.getResultAttrOfType<IntegerAttr>(r, tofu::attrs::kGradientOfArg);
     if (!w)
       continue;
+    if (w.getValue().getSignificantBits() > 64 || w.getInt() < 0 ||
+        w.getInt() >= (int64_t)args.size()) {
+      train.emitError("test-tofu-gradcheck: result ")
+          << r << " is the gradient of argument " << w
+          << ", which does not exist";
+      return signalPassFailure();
+    }
     unsigned a = w.getInt();
     auto type = cast<RankedTensorType>(args[a].getType());
     int64_t n = type.getNumElements();
-    int64_t count = std::min<int64_t>(samples, n);
-    for (int64_t s = 0; s < count; ++s) {
-      // Spread the samples over the tensor, including its last element.
-      int64_t flat = count == 1 ? 0 : s * (n - 1) / (count - 1);
-      SmallVector<Value> index;
-      for (int64_t d = type.getRank() - 1, rest = flat; d >= 0; --d) {
-        index.insert(index.begin(), arith::ConstantIndexOp::create(
-                                        b, loc, rest % type.getDimSize(d)));
-        rest /= type.getDimSize(d);
-      }
-      Value x = tensor::ExtractOp::create(b, loc, args[a], index);
-      auto shifted = [&](double delta) {
-        SmallVector<Value> callArgs(args);
-        Value v = arith::AddFOp::create(b, loc, x, cst(delta));
-        callArgs[a] = tensor::InsertOp::create(b, loc, v, args[a], index);
-        return loss(callArgs);
-      };
-      Value diff = arith::SubFOp::create(b, loc, shifted(eps), shifted(-eps));
-      Value fd = arith::DivFOp::create(b, loc, diff, cst(2 * eps));
-      Value ad = tensor::ExtractOp::create(b, loc, step.getResult(r), index);
-      ad = arith::MulFOp::create(b, loc, ad, cst(corrupt));
-      Value err =
-          math::AbsFOp::create(b, loc, arith::SubFOp::create(b, loc, fd, ad));
-      Value scale =
-          arith::MaximumFOp::create(b, loc, math::AbsFOp::create(b, loc, fd),
-                                    math::AbsFOp::create(b, loc, ad));
-      Value bound = arith::AddFOp::create(
-          b, loc, arith::MulFOp::create(b, loc, scale, cst(rtol)), cst(atol));
-      // UGT: a NaN on either side fails too.
-      Value bad =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, err, bound);
-      failures = arith::AddIOp::create(
-          b, loc, failures, arith::SelectOp::create(b, loc, bad, one, zero));
-      maxError = arith::MaximumFOp::create(
-          b, loc, maxError, arith::DivFOp::create(b, loc, err, bound));
-      if (verbose) {
-        std::string label = "GRADCHECK arg " + std::to_string(a) + " element " +
-                            std::to_string(flat) + " fd/ad: ";
-        vector::PrintOp::create(b, loc, label);
-        vector::PrintOp::create(b, loc, fd, vector::PrintPunctuation::Comma);
-        vector::PrintOp::create(b, loc, ad, vector::PrintPunctuation::NewLine);
-      }
-      ++checked;
+    int64_t count = maxElements == 0 ? n : std::min<int64_t>(maxElements, n);
+    if (count == 0)
+      continue;
+    auto index = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    auto loop = scf::ForOp::create(b, loc, index(0), index(count), index(1),
+                                   ValueRange{failures, maxError});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value s = loop.getInductionVar();
+    Value fails = loop.getRegionIterArgs()[0];
+    Value worst = loop.getRegionIterArgs()[1];
+    // The checked element: s itself, or s spread over the tensor so that
+    // the first and the last elements are included.
+    Value flat = s;
+    if (count < n)
+      flat = arith::DivUIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, s, index(n - 1)),
+          index(count - 1));
+    SmallVector<Value> position(type.getRank());
+    Value rest = flat;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      Value size = index(type.getDimSize(d));
+      position[d] = arith::RemUIOp::create(b, loc, rest, size);
+      rest = arith::DivUIOp::create(b, loc, rest, size);
     }
+    Value x = tensor::ExtractOp::create(b, loc, args[a], position);
+    auto shifted = [&](double delta) {
+      SmallVector<Value> callArgs(args);
+      Value v = arith::AddFOp::create(b, loc, x, cst(delta));
+      callArgs[a] = tensor::InsertOp::create(b, loc, v, args[a], position);
+      return loss(callArgs);
+    };
+    Value diff = arith::SubFOp::create(b, loc, shifted(eps), shifted(-eps));
+    Value fd = arith::DivFOp::create(b, loc, diff, cst(2 * eps));
+    Value ad = tensor::ExtractOp::create(b, loc, step.getResult(r), position);
+    ad = arith::MulFOp::create(b, loc, ad, cst(corrupt));
+    Value err =
+        math::AbsFOp::create(b, loc, arith::SubFOp::create(b, loc, fd, ad));
+    Value scale =
+        arith::MaximumFOp::create(b, loc, math::AbsFOp::create(b, loc, fd),
+                                  math::AbsFOp::create(b, loc, ad));
+    Value bound = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, scale, cst(rtol)), cst(atol));
+    // UGT: a NaN on either side fails too.
+    Value bad =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, err, bound);
+    fails = arith::AddIOp::create(
+        b, loc, fails, arith::SelectOp::create(b, loc, bad, one, zero));
+    Value ratio = arith::DivFOp::create(b, loc, err, bound);
+    worst = arith::MaximumFOp::create(b, loc, worst, ratio);
+    if (verbose) {
+      vector::PrintOp::create(b, loc,
+                              "GRADCHECK arg " + std::to_string(a) + " element ");
+      vector::PrintOp::create(
+          b, loc, arith::IndexCastOp::create(b, loc, b.getI64Type(), flat),
+          vector::PrintPunctuation::Comma);
+      vector::PrintOp::create(b, loc, " fd/ad: ");
+      vector::PrintOp::create(b, loc, fd, vector::PrintPunctuation::Comma);
+      vector::PrintOp::create(b, loc, ad, vector::PrintPunctuation::NewLine);
+    }
+    scf::YieldOp::create(b, loc, ValueRange{fails, worst});
+    failures = loop.getResult(0);
+    maxError = loop.getResult(1);
+    checked += count;
   }
   tofu::test::printValue(
       b, loc, "GRADCHECK checked=",
