@@ -20,9 +20,38 @@ const char *tofu::stringifyTensorRole(TensorRole role) {
   return "?";
 }
 
+std::string tofu::checkTensorSize(const Shape &shape, int64_t elementBytes) {
+  std::string text;
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? "x" : "") + std::to_string(shape[d]);
+  if (shape.empty())
+    text = "scalar";
+  if (elementBytes < 1)
+    return "tensor of shape " + text + " has elements of " +
+           std::to_string(elementBytes) + " bytes";
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return "tensor of shape " + text + " has a negative dimension";
+    // Checked: elements <= 2^40 before the product, so only d can overflow.
+    if (d > kMaxTensorElements ||
+        (d != 0 && elements > kMaxTensorElements / d))
+      elements = kMaxTensorElements + 1;
+    else
+      elements *= d;
+  }
+  if (elements > kMaxTensorElements ||
+      (elements != 0 && elementBytes > kMaxTensorBytes / elements))
+    return "tensor of shape " + text + " with " + std::to_string(elementBytes) +
+           "-byte elements is larger than the cost model can represent (at "
+           "most 2^40 elements and 2^48 bytes)";
+  return "";
+}
+
 std::string Graph::finalize() {
   users.assign(tensors.size(), {});
   int numTensors = tensors.size();
+
   for (size_t o = 0; o < ops.size(); ++o) {
     const OpNode &op = ops[o];
     std::string where = "op " + std::to_string(o) + " (" + op.name + ")";

@@ -8,6 +8,8 @@
 
 #include "tofu/Partition/Interval.h"
 
+#include <algorithm>
+
 #include <cassert>
 
 using namespace tofu;
@@ -46,6 +48,13 @@ bool SymbolicInterval::isSymbolFree() const {
     if (!lower[i].isZero() || !upper[i].isZero())
       return false;
   return true;
+}
+
+bool SymbolicInterval::isValid() const {
+  auto valid = [](const Rational &r) { return r.isValid(); };
+  return lowerConst.isValid() && upperConst.isValid() &&
+         std::all_of(lower.begin(), lower.end(), valid) &&
+         std::all_of(upper.begin(), upper.end(), valid);
 }
 
 bool SymbolicInterval::isConstant() const {

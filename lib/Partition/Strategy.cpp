@@ -7,6 +7,8 @@
 
 #include "tofu/Partition/Strategy.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -87,10 +89,20 @@ static std::optional<LinearForm> linearize(const IndexExpr &e) {
     auto l = linearize(e.operands[0]), r = linearize(e.operands[1]);
     if (!l || !r)
       return std::nullopt;
-    int64_t sign = e.kind == IndexExpr::Kind::Add ? 1 : -1;
-    for (auto &[v, c] : r->coeffs)
-      l->coeffs[v] += sign * c;
-    l->constant += sign * r->constant;
+    auto combine = [&](int64_t a, int64_t b) {
+      return e.kind == IndexExpr::Kind::Add ? llvm::checkedAdd(a, b)
+                                            : llvm::checkedSub(a, b);
+    };
+    for (auto &[v, c] : r->coeffs) {
+      std::optional<int64_t> sum = combine(l->coeffs[v], c);
+      if (!sum)
+        return std::nullopt; // Overflow: not a form the model represents.
+      l->coeffs[v] = *sum;
+    }
+    std::optional<int64_t> constant = combine(l->constant, r->constant);
+    if (!constant)
+      return std::nullopt;
+    l->constant = *constant;
     return l;
   }
   case IndexExpr::Kind::Mul: {
@@ -101,9 +113,16 @@ static std::optional<LinearForm> linearize(const IndexExpr &e) {
       std::swap(l, r);
     if (!l->coeffs.empty())
       return std::nullopt;
-    for (auto &[v, c] : r->coeffs)
-      c *= l->constant;
-    r->constant *= l->constant;
+    for (auto &[v, c] : r->coeffs) {
+      std::optional<int64_t> product = llvm::checkedMul(c, l->constant);
+      if (!product)
+        return std::nullopt;
+      c = *product;
+    }
+    std::optional<int64_t> constant = llvm::checkedMul(r->constant, l->constant);
+    if (!constant)
+      return std::nullopt;
+    r->constant = *constant;
     return r;
   }
   default:
@@ -116,6 +135,50 @@ static std::string shapeStr(const Shape &s) {
   for (size_t i = 0; i < s.size(); ++i)
     r += (i ? "x" : "") + std::to_string(s[i]);
   return r.empty() ? "scalar" : r;
+}
+
+/// Checks every access over the whole loop space: its indices must stay
+/// within int64_t (checked interval arithmetic) and, in every dimension,
+/// reach the input at least once. An access entirely outside its input
+/// reads nothing, so it would make every fetch look free.
+static bool checkAccessBounds(const OpDesc &desc, const OpShapes &shapes,
+                              const std::vector<Access> &accesses,
+                              const LoopSpace &space, std::string &error) {
+  unsigned n = space.vars.size();
+  std::vector<SymbolicInterval> env;
+  for (unsigned v = 0; v < n; ++v) {
+    if (space.extents[v] <= 0)
+      return true; // An empty loop space reads nothing.
+    env.push_back(SymbolicInterval::constantRange(
+        n, Rational(0), Rational(space.extents[v] - 1)));
+  }
+  for (const Access &a : accesses) {
+    const Shape &shape = shapes.inputs[a.input];
+    for (size_t d = 0; d < shape.size(); ++d) {
+      std::string unused;
+      std::optional<SymbolicInterval> range =
+          evaluateIndex(a.expr->indices[d], space, env, shape[d], unused);
+      if (!range)
+        continue; // Not affine: strategy discovery reports it.
+      if (!range->isValid()) {
+        error = "access '" + printExpr(*a.expr) + "' to input '" +
+                desc.inputs[a.input] + "' reaches indices in dimension " +
+                std::to_string(d) +
+                " beyond what the cost model can represent (64-bit integers)";
+        return false;
+      }
+      auto [lo, hi] = range->evaluate(space.extents);
+      if (shape[d] > 0 && (hi < 0 || lo > shape[d] - 1)) {
+        error = "access '" + printExpr(*a.expr) + "' is entirely outside " +
+                "input '" + desc.inputs[a.input] + "': its index in " +
+                "dimension " + std::to_string(d) + " ranges over [" +
+                std::to_string(lo) + ", " + std::to_string(hi) +
+                "] but the dimension has size " + std::to_string(shape[d]);
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
@@ -217,7 +280,13 @@ std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
             continue;
           int64_t ext = space.extents[space.lookup(v)];
           if (ext >= 0) {
-            reach += c > 0 ? c * (ext - 1) : 0;
+            std::optional<int64_t> far =
+                c > 0 ? llvm::checkedMulAdd(c, ext - 1, reach) : reach;
+            if (!far) {
+              solvable = false;
+              break;
+            }
+            reach = *far;
             continue;
           }
           if (!unknown.empty() || c < 0)
@@ -227,8 +296,8 @@ std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
         }
         if (!solvable || unknown.empty())
           continue;
-        int64_t room = shape[d] - 1 - reach;
-        if (room < 0 || room % unknownCoeff != 0) {
+        std::optional<int64_t> room = llvm::checkedSub(shape[d] - 1, reach);
+        if (!room || *room < 0 || *room % unknownCoeff != 0) {
           error = "shape mismatch: input '" + desc.inputs[a.input] +
                   "' dimension " + std::to_string(d) + " of size " +
                   std::to_string(shape[d]) +
@@ -236,7 +305,7 @@ std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
                   "' in '" + printExpr(*a.expr) + "'";
           return std::nullopt;
         }
-        define(unknown, room / unknownCoeff + 1,
+        define(unknown, *room / unknownCoeff + 1,
                "input '" + desc.inputs[a.input] + "' dimension " +
                    std::to_string(d));
         progress = true;
@@ -250,6 +319,8 @@ std::optional<LoopSpace> tofu::inferLoopSpace(const OpDesc &desc,
       return std::nullopt;
     }
   }
+  if (!checkAccessBounds(desc, shapes, accesses, space, error))
+    return std::nullopt;
   return space;
 }
 
@@ -360,6 +431,12 @@ analyzeInput(unsigned input, const std::vector<Access> &accesses,
         auto civ = evaluateIndex(idx, space, concreteEnv, shape[d], error);
         if (!iv || !civ)
           return std::nullopt;
+        if (!iv->isValid() || !civ->isValid()) {
+          error = "access '" + printExpr(*a.expr) +
+                  "' reaches indices beyond what the cost model can "
+                  "represent (64-bit integers)";
+          return std::nullopt;
+        }
         auto [lo, hi] = civ->evaluate(space.extents);
         if (!isIntervalExact(idx))
           if (auto exact = enumerateIndexRange(idx, space, ranges, 1u << 16))

@@ -20,15 +20,64 @@ bool tofu::hasDescribedOps(func::FuncOp func) {
 }
 
 static std::optional<int64_t> getIntAttr(Operation *op, StringRef name) {
-  if (auto a = op->getAttrOfType<IntegerAttr>(name))
-    return a.getInt();
+  return attrs::getInt64(op->getAttr(name));
+}
+
+/// The size in bytes of a tensor element: integers and floats rounded up to
+/// whole bytes, complex numbers twice their parts. std::nullopt for types
+/// without a fixed size (index) or that the search does not know.
+static std::optional<int64_t> getElementBytes(Type type) {
+  if (auto complex = dyn_cast<ComplexType>(type)) {
+    std::optional<int64_t> part = getElementBytes(complex.getElementType());
+    return part ? std::optional<int64_t>(2 * *part) : std::nullopt;
+  }
+  if (isa<IntegerType, FloatType>(type))
+    return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
   return std::nullopt;
+}
+
+/// Fails with an error on `where` if `type` is a static tensor whose
+/// elements have no size the cost model can count, or that is too large for
+/// it.
+static LogicalResult checkTensorType(Type type, Location where,
+                                     StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return success();
+  std::optional<int64_t> bytes = getElementBytes(tensor.getElementType());
+  if (!bytes)
+    return emitError(where, "tofu-search: ")
+           << what << " has element type " << tensor.getElementType()
+           << ", whose size in bytes is unknown (expected integers, floats or "
+              "complex numbers)";
+  std::string error = checkTensorSize(
+      Shape(tensor.getShape().begin(), tensor.getShape().end()), *bytes);
+  if (!error.empty())
+    return emitError(where, "tofu-search: ") << what << ": " << error;
+  return success();
 }
 
 FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
   ImportedGraph out;
   Graph &g = out.graph;
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("tofu-search: functions with more than one block "
+                          "(control flow) are not supported");
   Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    if (failed(checkTensorType(
+            arg.getType(), func.getLoc(),
+            "argument " + std::to_string(arg.getArgNumber()))))
+      return failure();
+  for (Operation &op : body)
+    for (OpResult r : op.getResults())
+      if (failed(checkTensorType(r.getType(), op.getLoc(),
+                                  "result " +
+                                      std::to_string(r.getResultNumber()) +
+                                      " of '" +
+                                      op.getName().getStringRef().str() +
+                                      "'")))
+        return failure();
   llvm::DenseMap<Value, int> tensorOf;
   llvm::DenseMap<int64_t, Operation *> forwardById;
   llvm::DenseMap<Operation *, int> opIndex;
@@ -55,8 +104,7 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
     else
       t.name = "%t" + std::to_string(g.tensors.size());
     t.shape.assign(type.getShape().begin(), type.getShape().end());
-    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-    t.elementBytes = std::max(1u, bits / 8);
+    t.elementBytes = *getElementBytes(type.getElementType());
     int id = g.tensors.size();
     g.tensors.push_back(std::move(t));
     out.values.push_back(v);
@@ -78,11 +126,11 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
       g.tensors[t].role = TensorRole::Input;
   }
   for (BlockArgument arg : body.getArguments())
-    if (auto of = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                     attrs::kStateOf))
-      if (lookup(arg) >= 0 && of.getInt() >= 0 &&
-          of.getInt() < (int64_t)body.getNumArguments())
-        g.tensors[lookup(arg)].stateOf = lookup(body.getArgument(of.getInt()));
+    if (std::optional<int64_t> of = attrs::getInt64(
+            func.getArgAttr(arg.getArgNumber(), attrs::kStateOf)))
+      if (lookup(arg) >= 0 && *of >= 0 &&
+          *of < (int64_t)body.getNumArguments())
+        g.tensors[lookup(arg)].stateOf = lookup(body.getArgument(*of));
 
   for (Operation &op : body) {
     if (auto id = getIntAttr(&op, attrs::kOpId))
@@ -146,7 +194,7 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
       if (of[0] < 0 && of[1] >= 0 && of[1] < (int64_t)body.getNumArguments())
         forward = lookup(body.getArgument(of[1]));
       else if (Operation *fwd = forwardById.lookup(of[0]);
-               fwd && of[1] < (int64_t)fwd->getNumResults())
+               fwd && of[1] >= 0 && of[1] < (int64_t)fwd->getNumResults())
         forward = lookup(fwd->getResult(of[1]));
       if (forward >= 0)
         for (int t : node.outputs)

@@ -36,8 +36,8 @@ private:
   LogicalResult searchFunction(func::FuncOp func, const Topology &topology,
                                const SearchOptions &options,
                                const std::string &suffix);
-  void annotate(const ImportedGraph &imported, const Plan &plan,
-                func::FuncOp func);
+  LogicalResult annotate(const ImportedGraph &imported, const Plan &plan,
+                         func::FuncOp func);
   LogicalResult writeFile(func::FuncOp func, const std::string &path,
                           const std::string &suffix,
                           llvm::function_ref<std::string()> text);
@@ -154,7 +154,8 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
     mlir::emitWarning(func.getLoc(), "tofu-search: ") << w;
   for (const std::string &r : plan->remarks)
     mlir::emitRemark(func.getLoc(), "tofu-search: ") << r;
-  annotate(*imported, *plan, func);
+  if (failed(annotate(*imported, *plan, func)))
+    return failure();
   if (failed(writeFile(func, report, suffix,
                        [&] { return formatPlanReport(graph, *plan); })) ||
       failed(writeFile(func, planOut, suffix,
@@ -165,9 +166,16 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
   return success();
 }
 
-void TofuSearchPass::annotate(const ImportedGraph &imported, const Plan &plan,
-                              func::FuncOp func) {
+LogicalResult TofuSearchPass::annotate(const ImportedGraph &imported,
+                                       const Plan &plan, func::FuncOp func) {
   const Graph &graph = imported.graph;
+  // The plan's byte count as an i64 attribute: checked, since a double out
+  // of range does not convert.
+  if (!(plan.totalBytes >= 0.0 && plan.totalBytes < 0x1p63))
+    return func.emitError("tofu-search: the plan's communication of ")
+           << plan.totalBytes << " bytes is not representable as a 64-bit "
+           << "integer";
+  auto totalBytes = static_cast<int64_t>(plan.totalBytes);
   Builder b(func.getContext());
   auto tilingsOf = [&](int t) {
     SmallVector<Attribute> steps;
@@ -208,6 +216,6 @@ void TofuSearchPass::annotate(const ImportedGraph &imported, const Plan &plan,
                           b.getStringAttr(stringifyAlgorithm(plan.algorithm))),
            b.getNamedAttr("devices", b.getStringAttr(plan.topology.str())),
            b.getNamedAttr("steps", b.getArrayAttr(ks)),
-           b.getNamedAttr("bytes",
-                          b.getI64IntegerAttr((int64_t)plan.totalBytes))}));
+           b.getNamedAttr("bytes", b.getI64IntegerAttr(totalBytes))}));
+  return success();
 }

@@ -32,6 +32,17 @@ enum class TensorRole {
 
 const char *stringifyTensorRole(TensorRole role);
 
+/// The largest tensor the cost model represents: element counts times the
+/// largest split factor (2^20 devices) and byte counts must stay far from
+/// int64_t overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// Checks that a tensor of `shape` with `elementBytes`-byte elements is
+/// within kMaxTensorElements and kMaxTensorBytes, without overflowing.
+/// Returns an error message, or "" when it is.
+std::string checkTensorSize(const Shape &shape, int64_t elementBytes);
+
 struct TensorNode {
   std::string name;
   Shape shape;

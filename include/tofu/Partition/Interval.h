@@ -51,6 +51,9 @@ public:
   Rational getLowerConstant() const { return lowerConst; }
   Rational getUpperConstant() const { return upperConst; }
 
+  /// False if an operation overflowed (see Rational): the interval then
+  /// means nothing.
+  bool isValid() const;
   /// True if both bounds are the same constant.
   bool isConstant() const;
   /// True if the bounds do not depend on any symbol.

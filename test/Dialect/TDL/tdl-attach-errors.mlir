@@ -134,3 +134,25 @@ func.func @extent(%a: tensor<8xf32>) -> tensor<8xf32> {
   %0 = "foo.win"(%a) {tdl.desc = #tdl.desc<(i) = sum(k) a[i - k]>} : (tensor<8xf32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Tests that an access entirely outside its input is an error: it would read
+// nothing, so every fetch would look free.
+
+func.func @out_of_bounds(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{'foo.shift' op TDL description does not fit the operation: access 'a[i - 100, j + 1000]' is entirely outside input 'a': its index in dimension 0 ranges over [-100, -93] but the dimension has size 8}}
+  %0 = "foo.shift"(%a) {tdl.desc = #tdl.desc<(a) -> (i, j) = a[i - 100, j + 1000]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// Tests that an access coefficient whose indices overflow 64 bits is an error
+// rather than a wrapped (and free) access.
+
+func.func @huge_coefficient(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{'foo.stride' op TDL description does not fit the operation: access 'a[i * 4611686018427387904, j]' to input 'a' reaches indices in dimension 0 beyond what the cost model can represent (64-bit integers)}}
+  %0 = "foo.stride"(%a) {tdl.desc = #tdl.desc<(a) -> (i, j) = a[i * 4611686018427387904, j]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}

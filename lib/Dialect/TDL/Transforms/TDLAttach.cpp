@@ -130,7 +130,8 @@ FailureOr<OpDesc> TDLAttachPass::describe(Operation *op, std::string &reason,
     source = "library";
     OpContext context;
     context.attribute = [&](const std::string &name) -> std::optional<int64_t> {
-      if (auto attr = op->getAttrOfType<IntegerAttr>(name))
+      if (auto attr = op->getAttrOfType<IntegerAttr>(name);
+          attr && attr.getValue().getSignificantBits() <= 64)
         return attr.getValue().getSExtValue();
       return std::nullopt;
     };
