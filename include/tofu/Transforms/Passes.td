@@ -32,8 +32,15 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
     accumulations are marked `tofu.grad_accum`. Results carry `tofu.loss`
     and `tofu.grad_of_arg`.
 
+    Scalars taken from weights (`tensor.extract`, scalars captured in a
+    linalg body or passed as scalar operands, the value of `linalg.fill`)
+    are differentiated too.
+
     An operation on the path from a weight to the loss that cannot be
-    differentiated is an error that names it.
+    differentiated is an error that names it, as is an operation that reads
+    an active value to which no rule propagates a gradient. Weights must be
+    statically shaped float tensors; dynamic shapes on the weight path and
+    functions with more than one block are errors.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
