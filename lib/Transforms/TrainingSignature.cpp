@@ -12,17 +12,20 @@ SmallVector<int> tofu::getFedArguments(func::FuncOp step) {
   int64_t numArgs = step.getNumArguments();
   llvm::SmallDenseSet<unsigned> taken;
   for (unsigned r = 0; r < step.getNumResults(); ++r) {
-    if (auto w = step.getResultAttrOfType<IntegerAttr>(r, attrs::kUpdatedArg)) {
-      if (w.getInt() >= 0 && w.getInt() < numArgs)
-        feeds[r] = w.getInt();
+    if (Attribute updated = step.getResultAttr(r, attrs::kUpdatedArg)) {
+      std::optional<int64_t> w = attrs::getInt64(updated);
+      if (w && *w >= 0 && *w < numArgs)
+        feeds[r] = *w;
       continue;
     }
-    auto of = step.getResultAttrOfType<IntegerAttr>(r, attrs::kStateOf);
+    std::optional<int64_t> of =
+        attrs::getInt64(step.getResultAttr(r, attrs::kStateOf));
     if (!of)
       continue;
     for (unsigned a = 0; a < numArgs; ++a) {
-      auto argOf = step.getArgAttrOfType<IntegerAttr>(a, attrs::kStateOf);
-      if (argOf && argOf.getInt() == of.getInt() && !taken.contains(a)) {
+      std::optional<int64_t> argOf =
+          attrs::getInt64(step.getArgAttr(a, attrs::kStateOf));
+      if (argOf == of && !taken.contains(a)) {
         feeds[r] = a;
         taken.insert(a);
         break;
