@@ -153,6 +153,12 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
     if (!shared)
       shared = std::make_shared<const tdl::OpDesc>(attr.getDesc());
     const tdl::OpDesc &desc = *shared;
+    // The IR may carry descriptions that tdl-attach never checked.
+    std::optional<LoopSpace> space = inferLoopSpace(desc, *shapes, reason);
+    if (!space || !checkAccessBounds(desc, *shapes, *space, reason))
+      return op.emitError("tofu-search: the TDL description does not fit "
+                          "the operation: ")
+             << reason;
     if (desc.inputs.size() != op.getNumOperands() ||
         desc.outputs.size() != op.getNumResults())
       return op.emitError("the TDL description has ")

@@ -64,7 +64,9 @@ std::string loopSpaceError(const std::string &text, const OpShapes &shapes) {
   std::optional<OpDesc> desc = parse(text, perr);
   EXPECT_TRUE(desc.has_value()) << perr.message;
   std::string error;
-  if (desc && inferLoopSpace(*desc, shapes, error))
+  std::optional<LoopSpace> space =
+      desc ? inferLoopSpace(*desc, shapes, error) : std::nullopt;
+  if (space && checkAccessBounds(*desc, shapes, *space, error))
     return "";
   return error;
 }

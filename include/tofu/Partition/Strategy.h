@@ -54,6 +54,15 @@ std::optional<LoopSpace> inferLoopSpace(const tdl::OpDesc &desc,
                                         const OpShapes &shapes,
                                         std::string &error);
 
+/// Checks every access of `desc` over the whole loop space `space` of
+/// `shapes` (the operation's own shapes): its indices must stay within
+/// int64_t and, in every dimension, reach the input at least once. An
+/// access entirely outside its input reads nothing, so it would make every
+/// fetch look free. The search's per-worker shapes are not checked: there a
+/// chunk may legitimately miss an access. Fails with a message.
+bool checkAccessBounds(const tdl::OpDesc &desc, const OpShapes &shapes,
+                       const LoopSpace &space, std::string &error);
+
 /// What one strategy requires of one input.
 struct InputRequirement {
   /// The symbolic region that worker 0 reads, per access to this input and

@@ -176,7 +176,8 @@ void TDLAttachPass::runOnOperation() {
     // A description the user or a library gave must fit the shapes.
     if (succeeded(desc)) {
       std::string error;
-      if (!inferLoopSpace(*desc, *shapes, error)) {
+      std::optional<LoopSpace> space = inferLoopSpace(*desc, *shapes, error);
+      if (!space || !checkAccessBounds(*desc, *shapes, *space, error)) {
         op->emitOpError("TDL description does not fit the operation: ")
             << error;
         hadError = true;
