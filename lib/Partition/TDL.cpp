@@ -332,35 +332,48 @@ bool OpDesc::isElementwise() const {
 // Verification
 //===----------------------------------------------------------------------===//
 
-/// The value of a variable-free index expression.
-static std::optional<int64_t> evaluateConstant(const IndexExpr &e) {
+/// The value of a variable-free index expression; std::nullopt if it is not
+/// one, or (with `overflow` set) if it does not fit in 64 bits.
+static std::optional<int64_t> evaluateConstant(const IndexExpr &e,
+                                               bool &overflow) {
   if (e.kind == IndexExpr::Kind::Const)
     return e.value;
   if (e.operands.size() != 2)
     return std::nullopt;
-  auto l = evaluateConstant(e.operands[0]), r = evaluateConstant(e.operands[1]);
+  auto l = evaluateConstant(e.operands[0], overflow);
+  auto r = evaluateConstant(e.operands[1], overflow);
   if (!l || !r)
     return std::nullopt;
+  int64_t v;
   switch (e.kind) {
   case IndexExpr::Kind::Add:
-    return *l + *r;
+    overflow |= __builtin_add_overflow(*l, *r, &v);
+    break;
   case IndexExpr::Kind::Sub:
-    return *l - *r;
+    overflow |= __builtin_sub_overflow(*l, *r, &v);
+    break;
   case IndexExpr::Kind::Mul:
-    return *l * *r;
+    overflow |= __builtin_mul_overflow(*l, *r, &v);
+    break;
   case IndexExpr::Kind::FloorDiv:
   case IndexExpr::Kind::CeilDiv:
-  case IndexExpr::Kind::Mod:
+  case IndexExpr::Kind::Mod: {
     if (*r <= 0)
       return std::nullopt;
+    // With a positive divisor none of these overflow.
+    int64_t q = *l / *r, m = *l % *r;
     if (e.kind == IndexExpr::Kind::Mod)
-      return ((*l % *r) + *r) % *r;
-    return e.kind == IndexExpr::Kind::FloorDiv
-               ? (*l >= 0 ? *l / *r : -((-*l + *r - 1) / *r))
-               : (*l >= 0 ? (*l + *r - 1) / *r : -((-*l) / *r));
+      return m < 0 ? m + *r : m;
+    if (e.kind == IndexExpr::Kind::FloorDiv)
+      return m < 0 ? q - 1 : q;
+    return m > 0 ? q + 1 : q;
+  }
   default:
     return std::nullopt;
   }
+  if (overflow)
+    return std::nullopt;
+  return v;
 }
 
 static std::optional<std::string>
@@ -392,7 +405,11 @@ verifyIndex(const IndexExpr &e, const std::set<std::string> &bound,
     if (!rhs.isConstant())
       return "non-affine access '" + printIndexExpr(e) + "' in '" + access +
              "': the divisor must be a constant";
-    std::optional<int64_t> divisor = evaluateConstant(rhs);
+    bool overflow = false;
+    std::optional<int64_t> divisor = evaluateConstant(rhs, overflow);
+    if (overflow)
+      return "the divisor in '" + printIndexExpr(e) + "' in '" + access +
+             "' does not fit in 64 bits";
     if (!divisor || *divisor <= 0)
       return "the divisor in '" + printIndexExpr(e) + "' in '" + access +
              "' must be a positive constant";
@@ -433,9 +450,39 @@ verifyBody(const Expr &e, const std::set<std::string> &bound,
   return std::nullopt;
 }
 
+/// The height of an expression tree, index expressions included, computed
+/// with a worklist so that it is safe on trees of any depth.
+static size_t getHeight(const Expr &root) {
+  size_t height = 0;
+  std::vector<std::pair<const Expr *, size_t>> exprs{{&root, 1}};
+  std::vector<std::pair<const IndexExpr *, size_t>> indices;
+  while (!exprs.empty()) {
+    auto [e, h] = exprs.back();
+    exprs.pop_back();
+    height = std::max(height, h);
+    for (const Expr &o : e->operands)
+      exprs.push_back({&o, h + 1});
+    for (const IndexExpr &i : e->indices)
+      indices.push_back({&i, h + 1});
+  }
+  while (!indices.empty()) {
+    auto [e, h] = indices.back();
+    indices.pop_back();
+    height = std::max(height, h);
+    for (const IndexExpr &o : e->operands)
+      indices.push_back({&o, h + 1});
+  }
+  return height;
+}
+
 std::optional<std::string> OpDesc::verify() const {
   if (outputs.empty())
     return std::string("a description needs at least one output");
+  // Checked first: every other check recurses over the trees.
+  for (const OutputDesc &o : outputs)
+    if (getHeight(o.body) > kMaxNestingDepth)
+      return "nesting deeper than " + std::to_string(kMaxNestingDepth) +
+             " levels";
   for (const auto &[var, extent] : declaredExtents)
     if (extent <= 0)
       return "the declared extent of '" + var + "' must be positive";

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 using namespace tofu;
@@ -63,7 +64,13 @@ public:
       pos = start;
       return std::nullopt;
     }
-    return std::strtoll(text.c_str() + start, nullptr, 10);
+    errno = 0;
+    long long v = std::strtoll(text.c_str() + start, nullptr, 10);
+    if (errno == ERANGE) {
+      pos = start;
+      return std::nullopt;
+    }
+    return v;
   }
   /// Everything up to the brace that closes an opened one. Comments are
   /// removed.

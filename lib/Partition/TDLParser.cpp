@@ -22,12 +22,18 @@
 // A reduction over a whole output body is the output's reduction; one nested
 // in an expression (`bias[co] + sum(ci) ...`) is a Reduce node.
 //
+// Nesting is bounded by kMaxNestingDepth, both the recursion of the parser
+// (parentheses, calls, unary minus) and the height of the tree it builds
+// (long operator chains such as `i + 0 + 0 + ...` are left-deep trees), so
+// that every recursive pass over a parsed description has bounded depth.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Partition/TDL.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 using namespace tofu;
@@ -173,9 +179,39 @@ private:
   bool parseITerm(IndexExpr &e);
   bool parseIUnary(IndexExpr &e);
 
+  /// Enters one level of parser recursion; fails past the limit.
+  bool enter() {
+    if (++depth <= kMaxNestingDepth)
+      return true;
+    return failDepth();
+  }
+  /// Records that the node just parsed has `h` levels; fails past the limit.
+  bool setHeight(size_t h) {
+    height = h;
+    if (h <= kMaxNestingDepth)
+      return true;
+    return failDepth();
+  }
+  bool failDepth() {
+    return fail("nesting deeper than " + std::to_string(kMaxNestingDepth) +
+                " levels");
+  }
+
+  /// Restores the recursion depth when a parse function returns.
+  struct DepthGuard {
+    explicit DepthGuard(size_t &depth) : depth(depth), saved(depth) {}
+    ~DepthGuard() { depth = saved; }
+    size_t &depth;
+    size_t saved;
+  };
+
   std::vector<Token> tokens;
   std::map<std::string, int64_t> extents;
   size_t idx = 0;
+  /// Current recursion depth of the parse functions.
+  size_t depth = 0;
+  /// Height of the tree that the last successful parse function built.
+  size_t height = 0;
   bool failed = false;
   ParseError err;
 };
@@ -192,6 +228,16 @@ static std::optional<Reducer> symbolizeReducer(const std::string &s) {
   if (s == "prod")
     return Reducer::Prod;
   return std::nullopt;
+}
+
+/// The value of a decimal integer token, or std::nullopt if it does not fit
+/// in an int64_t.
+static std::optional<int64_t> parseInteger(const std::string &text) {
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE)
+    return std::nullopt;
+  return v;
 }
 
 static bool isIndexKeyword(const std::string &s) {
@@ -246,7 +292,14 @@ bool Parser::parseReduction(Expr &e) {
     vars.push_back(consume().text);
     if (isPunct(":") && peek(1).kind == Token::Integer) {
       consume();
-      extents[vars.back()] = std::strtoll(consume().text.c_str(), nullptr, 10);
+      std::optional<int64_t> extent = parseInteger(peek().text);
+      if (!extent) {
+        // A reduction header after all; the failure is recorded.
+        fail("integer does not fit in 64 bits");
+        return true;
+      }
+      consume();
+      extents[vars.back()] = *extent;
     }
     if (consumeIf(")"))
       break;
@@ -269,13 +322,16 @@ bool Parser::parseReduction(Expr &e) {
   e.operands.emplace_back();
   // A nested reduction extends as far to the right as possible. It is a
   // reduction either way; a failure in its body is recorded in `failed`.
-  parseExpr(e.operands.back());
+  if (parseExpr(e.operands.back()))
+    setHeight(height + 1);
   return true;
 }
 
 bool Parser::parseExpr(Expr &e) {
-  if (!parseTerm(e))
+  DepthGuard guard(depth);
+  if (!enter() || !parseTerm(e))
     return false;
+  size_t h = height;
   while (isPunct("+") || isPunct("-")) {
     Expr bin;
     bin.kind = Expr::Kind::Binary;
@@ -283,15 +339,21 @@ bool Parser::parseExpr(Expr &e) {
     Expr rhs;
     if (!parseTerm(rhs))
       return false;
-    bin.operands = {std::move(e), std::move(rhs)};
+    // Moved one by one: an initializer list would copy the whole chain.
+    bin.operands.push_back(std::move(e));
+    bin.operands.push_back(std::move(rhs));
     e = std::move(bin);
+    if (!setHeight(h = std::max(h, height) + 1))
+      return false;
   }
+  height = h;
   return true;
 }
 
 bool Parser::parseTerm(Expr &e) {
   if (!parseUnary(e))
     return false;
+  size_t h = height;
   while (isPunct("*") || isPunct("/")) {
     Expr bin;
     bin.kind = Expr::Kind::Binary;
@@ -299,20 +361,26 @@ bool Parser::parseTerm(Expr &e) {
     Expr rhs;
     if (!parseUnary(rhs))
       return false;
-    bin.operands = {std::move(e), std::move(rhs)};
+    // Moved one by one: an initializer list would copy the whole chain.
+    bin.operands.push_back(std::move(e));
+    bin.operands.push_back(std::move(rhs));
     e = std::move(bin);
+    if (!setHeight(h = std::max(h, height) + 1))
+      return false;
   }
+  height = h;
   return true;
 }
 
 bool Parser::parseUnary(Expr &e) {
   if (consumeIf("-")) {
+    DepthGuard guard(depth);
     e.kind = Expr::Kind::Neg;
     Expr operand;
-    if (!parseUnary(operand))
+    if (!enter() || !parseUnary(operand))
       return false;
     e.operands.push_back(std::move(operand));
-    return true;
+    return setHeight(height + 1);
   }
   return parsePrimary(e);
 }
@@ -322,7 +390,7 @@ bool Parser::parsePrimary(Expr &e) {
   if (t.kind == Token::Integer || t.kind == Token::Float) {
     e.kind = Expr::Kind::Number;
     e.name = consume().text;
-    return true;
+    return setHeight(1);
   }
   if (consumeIf("(")) {
     if (!parseExpr(e))
@@ -336,15 +404,19 @@ bool Parser::parsePrimary(Expr &e) {
   e.name = consume().text;
   if (consumeIf("[")) {
     e.kind = Expr::Kind::Access;
-    if (consumeIf("]"))
-      return true;
-    do {
-      IndexExpr idxExpr;
-      if (!parseIndex(idxExpr))
+    size_t h = 0;
+    if (!consumeIf("]")) {
+      do {
+        IndexExpr idxExpr;
+        if (!parseIndex(idxExpr))
+          return false;
+        e.indices.push_back(std::move(idxExpr));
+        h = std::max(h, height);
+      } while (consumeIf(","));
+      if (!expect("]"))
         return false;
-      e.indices.push_back(std::move(idxExpr));
-    } while (consumeIf(","));
-    return expect("]");
+    }
+    return setHeight(h + 1);
   }
   if (consumeIf("(")) {
     e.kind = Expr::Kind::Call;
@@ -352,31 +424,37 @@ bool Parser::parsePrimary(Expr &e) {
       e.kind = Expr::Kind::Opaque;
       e.name.clear();
     }
-    if (consumeIf(")"))
-      return true;
-    do {
-      Expr arg;
-      if (!parseExpr(arg))
+    size_t h = 0;
+    if (!consumeIf(")")) {
+      do {
+        Expr arg;
+        if (!parseExpr(arg))
+          return false;
+        e.operands.push_back(std::move(arg));
+        h = std::max(h, height);
+      } while (consumeIf(","));
+      if (!expect(")"))
         return false;
-      e.operands.push_back(std::move(arg));
-    } while (consumeIf(","));
-    return expect(")");
+    }
+    return setHeight(h + 1);
   }
   e.kind = Expr::Kind::Index;
-  return true;
+  return setHeight(1);
 }
 
 bool Parser::parseIndex(IndexExpr &e) {
   if (consumeIf(":")) {
     e = IndexExpr::makeSlice();
-    return true;
+    return setHeight(1);
   }
   return parseIExpr(e);
 }
 
 bool Parser::parseIExpr(IndexExpr &e) {
-  if (!parseITerm(e))
+  DepthGuard guard(depth);
+  if (!enter() || !parseITerm(e))
     return false;
+  size_t h = height;
   while (isPunct("+") || isPunct("-")) {
     auto kind =
         consume().text == "+" ? IndexExpr::Kind::Add : IndexExpr::Kind::Sub;
@@ -384,13 +462,17 @@ bool Parser::parseIExpr(IndexExpr &e) {
     if (!parseITerm(rhs))
       return false;
     e = IndexExpr::makeBinary(kind, std::move(e), std::move(rhs));
+    if (!setHeight(h = std::max(h, height) + 1))
+      return false;
   }
+  height = h;
   return true;
 }
 
 bool Parser::parseITerm(IndexExpr &e) {
   if (!parseIUnary(e))
     return false;
+  size_t h = height;
   for (;;) {
     IndexExpr::Kind kind;
     if (isPunct("*")) {
@@ -403,6 +485,7 @@ bool Parser::parseITerm(IndexExpr &e) {
     } else if (isPunct("/")) {
       return fail("use 'floordiv' or 'ceildiv' for division in an index");
     } else {
+      height = h;
       return true;
     }
     consume();
@@ -410,21 +493,28 @@ bool Parser::parseITerm(IndexExpr &e) {
     if (!parseIUnary(rhs))
       return false;
     e = IndexExpr::makeBinary(kind, std::move(e), std::move(rhs));
+    if (!setHeight(h = std::max(h, height) + 1))
+      return false;
   }
 }
 
 bool Parser::parseIUnary(IndexExpr &e) {
   if (consumeIf("-")) {
+    DepthGuard guard(depth);
     IndexExpr operand;
-    if (!parseIUnary(operand))
+    if (!enter() || !parseIUnary(operand))
       return false;
     e = IndexExpr::makeBinary(IndexExpr::Kind::Sub, IndexExpr::makeConst(0),
                               std::move(operand));
-    return true;
+    return setHeight(height + 1);
   }
   if (peek().kind == Token::Integer) {
-    e = IndexExpr::makeConst(std::strtoll(consume().text.c_str(), nullptr, 10));
-    return true;
+    std::optional<int64_t> value = parseInteger(peek().text);
+    if (!value)
+      return fail("integer does not fit in 64 bits");
+    consume();
+    e = IndexExpr::makeConst(*value);
+    return setHeight(1);
   }
   if (consumeIf("(")) {
     if (!parseIExpr(e))
@@ -433,7 +523,7 @@ bool Parser::parseIUnary(IndexExpr &e) {
   }
   if (peek().kind == Token::Ident && !isIndexKeyword(peek().text)) {
     e = IndexExpr::makeVar(consume().text);
-    return true;
+    return setHeight(1);
   }
   return fail("expected an index expression");
 }

@@ -48,13 +48,15 @@ std::optional<Topology> Topology::parse(const std::string &devices,
     }
     topo.levels.push_back(v);
   }
+  // Checked level by level: each level is at most 2^20, so the product
+  // cannot wrap before it exceeds the limit.
   uint64_t total = 1;
-  for (unsigned l : topo.levels)
+  for (unsigned l : topo.levels) {
     total *= l;
-  if (total > (1u << 20)) {
-    error =
-        "at most 1048576 devices are supported, got " + std::to_string(total);
-    return std::nullopt;
+    if (total > (1u << 20)) {
+      error = "at most 1048576 devices are supported, got '" + devices + "'";
+      return std::nullopt;
+    }
   }
   if (bandwidths.empty()) {
     topo.bandwidth.assign(topo.levels.size(), 10.0);

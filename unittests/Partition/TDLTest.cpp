@@ -122,6 +122,101 @@ TEST(TDLTest, Errors) {
   EXPECT_NE(parseError("(i) = a[i] @").find("unexpected character"),
             std::string::npos);
   EXPECT_NE(parseError("(i) = a[i").find("expected ']'"), std::string::npos);
+  EXPECT_EQ(parseError("(i) = a[i + 99999999999999999999]"),
+            "integer does not fit in 64 bits, found '99999999999999999999'");
+  EXPECT_EQ(parseError("(i) = sum(k : 99999999999999999999) a[i + k]"),
+            "integer does not fit in 64 bits, found '99999999999999999999'");
+  EXPECT_NE(parseError("(i) = a[i floordiv (4611686018427387904 * 4)]")
+                .find("does not fit in 64 bits"),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[i mod (-9223372036854775807 - 2)]")
+                .find("does not fit in 64 bits"),
+            std::string::npos);
+  // The largest constants still parse.
+  mustParse("(i) = a[i floordiv 9223372036854775807]");
+  mustParse("(i) = a[i floordiv (9223372036854775807 - 1 + 1)]");
+}
+
+/// `n` copies of `s`.
+std::string repeat(const std::string &s, size_t n) {
+  std::string r;
+  for (size_t i = 0; i < n; ++i)
+    r += s;
+  return r;
+}
+
+TEST(TDLTest, NestingUpToTheLimitIsAccepted) {
+  // 1000 parentheses, calls, negations and a 1000-term chain all fit in
+  // kMaxNestingDepth, and the printer handles them.
+  for (const std::string &text :
+       {"(i) = " + repeat("(", 1000) + "a[i]" + repeat(")", 1000),
+        "(i) = " + repeat("exp(", 1000) + "a[i]" + repeat(")", 1000),
+        "(i) = " + repeat("-", 1000) + "a[i]",
+        "(i) = a[i]" + repeat(" + a[i]", 999),
+        "(i) = a[i" + repeat(" + 0", 999) + "]",
+        "(i) = a[" + repeat("(", 1000) + "i" + repeat(")", 1000) + "]"}) {
+    OpDesc d = mustParse(text);
+    EXPECT_EQ(mustParse(d.str()), d);
+  }
+}
+
+TEST(TDLTest, NestingBeyondTheLimitIsAnError) {
+  const std::string msg = "nesting deeper than 1024 levels";
+  // Deep recursion of the parser.
+  EXPECT_NE(
+      parseError("(i) = " + repeat("(", 10000) + "a[i]" + repeat(")", 10000))
+          .find(msg),
+      std::string::npos);
+  EXPECT_NE(
+      parseError("(i) = " + repeat("exp(", 10000) + "a[i]" + repeat(")", 10000))
+          .find(msg),
+      std::string::npos);
+  EXPECT_NE(parseError("(i) = " + repeat("-", 10000) + "a[i]").find(msg),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[" + repeat("(", 10000) + "i" +
+                       repeat(")", 10000) + "]")
+                .find(msg),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[" + repeat("-", 10000) + "i]").find(msg),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = " + repeat("sum(k) ", 2000) + "a[i]").find(msg),
+            std::string::npos);
+  // Deep trees from long operator chains, which the parser builds in a loop
+  // but every later pass walks recursively.
+  EXPECT_NE(parseError("(i) = a[i" + repeat(" + 0", 30000) + "]").find(msg),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[i]" + repeat(" * 1.0", 30000)).find(msg),
+            std::string::npos);
+  EXPECT_NE(parseError("(i) = a[i]" + repeat(" - a[i]", 30000)).find(msg),
+            std::string::npos);
+  // Just past the limit.
+  EXPECT_NE(parseError("(i) = a[i]" + repeat(" + a[i]", 1023)).find(msg),
+            std::string::npos);
+  mustParse("(i) = a[i]" + repeat(" + a[i]", 1022));
+}
+
+TEST(TDLTest, VerifyRejectsDeepTreesBuiltInMemory) {
+  // A tree built without the parser is checked by verify() before any
+  // recursive pass runs over it.
+  OpDesc d;
+  d.inputs = {"a"};
+  OutputDesc out;
+  out.vars = {"i"};
+  Expr e;
+  e.kind = Expr::Kind::Access;
+  e.name = "a";
+  e.indices.push_back(IndexExpr::makeVar("i"));
+  for (int i = 0; i < 5000; ++i) {
+    Expr neg;
+    neg.kind = Expr::Kind::Neg;
+    neg.operands.push_back(std::move(e));
+    e = std::move(neg);
+  }
+  out.body = std::move(e);
+  d.outputs.push_back(std::move(out));
+  std::optional<std::string> err = d.verify();
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(*err, "nesting deeper than 1024 levels");
 }
 
 TEST(TDLLibraryTest, ParsesAndInstantiates) {
@@ -205,6 +300,10 @@ TEST(TDLLibraryTest, ReportsErrorsWithPositions) {
   EXPECT_NE(error.find("duplicate"), std::string::npos);
   EXPECT_FALSE(Library::parse("op a.b { (i) = x[i + $s] }", error));
   EXPECT_NE(error.find("'$s' is not a parameter"), std::string::npos);
+  EXPECT_FALSE(Library::parse("op a.b<s = 99999999999999999999> { (i) = "
+                              "x[i + $s] }",
+                              error));
+  EXPECT_EQ(error, "1:12: expected an integer default value");
 }
 
 } // namespace

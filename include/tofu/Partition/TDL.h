@@ -30,6 +30,13 @@
 namespace tofu {
 namespace tdl {
 
+/// The deepest nesting a description may have: the height of its expression
+/// trees (an operator chain `a + b + c` nests as `(a + b) + c`) and the
+/// nesting of parentheses, calls and unary minus in its text. Passes over
+/// descriptions recurse over the trees, so this bound keeps their stack use
+/// small; descriptions that exceed it are rejected by `parse` and `verify`.
+constexpr size_t kMaxNestingDepth = 1024;
+
 /// Reducers of section 4.1.
 enum class Reducer { None, Sum, Max, Min, Prod };
 const char *stringifyReducer(Reducer r);
@@ -115,7 +122,8 @@ struct OpDesc {
   /// Checks the well-formedness rules that the grammar alone does not:
   /// unique variable and input names, accesses only to declared inputs,
   /// reduction variables distinct from output variables, every variable
-  /// bound, and consistent access ranks. Returns an error message, or
+  /// bound, consistent access ranks, and nesting no deeper than
+  /// kMaxNestingDepth. Returns an error message, or
   /// std::nullopt when the description is valid.
   std::optional<std::string> verify() const;
 

@@ -51,3 +51,31 @@ func.func @ranks() attributes {d = #tdl.desc<(i) = a[i] + a[i, i]>} {
 func.func @unknown() attributes {d = #tdl.what<x>} {
   return
 }
+
+// -----
+
+// Tests that an index constant beyond 64 bits is rejected, not clamped.
+
+// expected-error@+1 {{invalid TDL description: integer does not fit in 64 bits, found '99999999999999999999'}}
+func.func @big_constant() attributes {d = #tdl.desc<(i) = a[i + 99999999999999999999]>} {
+  return
+}
+
+// -----
+
+// Tests that a declared reduction extent beyond 64 bits is rejected.
+
+// expected-error@+1 {{invalid TDL description: integer does not fit in 64 bits, found '99999999999999999999'}}
+func.func @big_extent() attributes {d = #tdl.desc<(i) = sum(k : 99999999999999999999) a[i + k]>} {
+  return
+}
+
+// -----
+
+// Tests that a constant divisor whose value overflows is rejected.
+
+// expected-error@+1 {{the divisor in 'i floordiv (4611686018427387904 * 4)' in 'a[i floordiv (4611686018427387904 * 4)]' does not fit in 64 bits}}
+func.func @divisor_overflow() attributes {d = #tdl.desc<(i) = a[i floordiv (4611686018427387904 * 4)]>} {
+  return
+}
+
