@@ -134,3 +134,93 @@ std::string tofu::checkFetchable(const RankBoxes &held,
   }
   return "";
 }
+
+std::optional<std::pair<int64_t, int64_t>>
+tofu::getContiguousRange(const Box &box, const Shape &shape) {
+  // Trailing dimensions must be whole, then at most one dimension may take
+  // a range, and the leading ones a single index.
+  size_t d = shape.size();
+  while (d > 0 && box.lo[d - 1] == 0 && box.hi[d - 1] == shape[d - 1] - 1)
+    --d;
+  for (size_t i = 0; i + 1 < d; ++i)
+    if (box.lo[i] != box.hi[i])
+      return std::nullopt;
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    lo = lo * shape[i] + box.lo[i];
+    hi = hi * shape[i] + box.hi[i];
+  }
+  return std::pair{lo, hi};
+}
+
+std::optional<Box> tofu::getBoxOfRange(int64_t lo, int64_t hi,
+                                       const Shape &shape) {
+  Box box;
+  box.lo.resize(shape.size());
+  box.hi.resize(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    box.lo[i] = lo % shape[i];
+    box.hi[i] = hi % shape[i];
+    lo /= shape[i];
+    hi /= shape[i];
+  }
+  std::optional<std::pair<int64_t, int64_t>> range =
+      getContiguousRange(box, shape);
+  if (!range || box.volume() != range->second - range->first + 1)
+    return std::nullopt;
+  return box;
+}
+
+Box tofu::getContiguousHull(const Box &box, const Shape &shape) {
+  Box hull = box;
+  size_t d = 0;
+  while (d < shape.size() && box.lo[d] == box.hi[d])
+    ++d;
+  for (++d; d < shape.size(); ++d) {
+    hull.lo[d] = 0;
+    hull.hi[d] = shape[d] - 1;
+  }
+  return hull;
+}
+
+Box tofu::getRangeHull(int64_t lo, int64_t hi, const Shape &shape) {
+  Box box;
+  box.lo.resize(shape.size());
+  box.hi.resize(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    box.lo[i] = lo % shape[i];
+    box.hi[i] = hi % shape[i];
+    lo /= shape[i];
+    hi /= shape[i];
+  }
+  // Leading dimensions where the ends agree stay single; from the first
+  // where they differ, the box spans [lo, hi] there and all after it.
+  size_t d = 0;
+  while (d < shape.size() && box.lo[d] == box.hi[d])
+    ++d;
+  if (d < shape.size() && box.lo[d] > box.hi[d])
+    std::swap(box.lo[d], box.hi[d]);
+  for (++d; d < shape.size(); ++d) {
+    box.lo[d] = 0;
+    box.hi[d] = shape[d] - 1;
+  }
+  return box;
+}
+
+RankBoxes tofu::getUniformWindows(const RankBoxes &regions,
+                                  const Shape &shape) {
+  Shape extent(shape.size(), 0);
+  for (const Box &r : regions)
+    for (size_t d = 0; d < shape.size(); ++d)
+      extent[d] = std::max(extent[d], r.hi[d] - r.lo[d] + 1);
+  RankBoxes windows;
+  for (const Box &r : regions) {
+    Box w = r;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      w.lo[d] = std::clamp<int64_t>(r.lo[d], 0, shape[d] - extent[d]);
+      w.hi[d] = w.lo[d] + extent[d] - 1;
+    }
+    windows.push_back(w);
+  }
+  return windows;
+}

@@ -284,11 +284,16 @@ void tofu_init(int64_t gridSize) {
   TOFU_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &s.rank));
   TOFU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &s.size));
   if (gridSize > 0 && gridSize != s.size) {
-    if (s.rank == 0)
+    // Every rank gets here: the barrier keeps the others from aborting the
+    // job before rank 0 has written the message.
+    if (s.rank == 0) {
       std::fprintf(stderr,
                    "tofu runtime: the program is partitioned for %lld ranks "
                    "but runs on %d (use mpiexec -n %lld)\n",
                    (long long)gridSize, s.size, (long long)gridSize);
+      std::fflush(stderr);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }

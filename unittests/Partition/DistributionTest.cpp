@@ -20,8 +20,8 @@ TEST(DistributionTest, CoordinatesAreRowMajor) {
 TEST(DistributionTest, RecursiveCutsOfOneDimension) {
   ProcessGrid grid{{2, 2}};
   std::string error;
-  auto boxes = getLayoutBoxes({8, 3}, {Tiling::cut(0), Tiling::cut(0)}, grid,
-                              error);
+  auto boxes =
+      getLayoutBoxes({8, 3}, {Tiling::cut(0), Tiling::cut(0)}, grid, error);
   ASSERT_TRUE(boxes) << error;
   for (int64_t r = 0; r < 4; ++r) {
     EXPECT_EQ((*boxes)[r].lo, (std::vector<int64_t>{2 * r, 0}));
@@ -56,10 +56,10 @@ TEST(DistributionTest, UnevenCutsAreRejected) {
 TEST(DistributionTest, ReceivedElementsOfATransposedLayout) {
   ProcessGrid grid{{2, 2}};
   std::string error;
-  auto from = getLayoutBoxes({4, 4}, {Tiling::cut(0), Tiling::cut(1)}, grid,
-                             error);
-  auto to = getLayoutBoxes({4, 4}, {Tiling::cut(1), Tiling::cut(0)}, grid,
-                           error);
+  auto from =
+      getLayoutBoxes({4, 4}, {Tiling::cut(0), Tiling::cut(1)}, grid, error);
+  auto to =
+      getLayoutBoxes({4, 4}, {Tiling::cut(1), Tiling::cut(0)}, grid, error);
   ASSERT_TRUE(from && to) << error;
   EXPECT_EQ(getReceivedElements(*from, *to), 8);
   EXPECT_EQ(checkFetchable(*from, *to), "");
@@ -81,6 +81,70 @@ TEST(DistributionTest, IterationBoxesFollowTheStrategies) {
   ASSERT_TRUE(boxes) << error;
   EXPECT_EQ((*boxes)[3].lo, (std::vector<int64_t>{2, 0, 4}));
   EXPECT_EQ((*boxes)[3].hi, (std::vector<int64_t>{3, 5, 7}));
+}
+
+// Row-major ranges: contiguous boxes and their inverse.
+TEST(DistributionTest, ContiguousRangesOfBoxes) {
+  Shape shape{4, 8};
+  auto rows = getContiguousRange({{1, 0}, {2, 7}}, shape);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(*rows, (std::pair<int64_t, int64_t>{8, 23}));
+  auto inRow = getContiguousRange({{3, 2}, {3, 5}}, shape);
+  ASSERT_TRUE(inRow);
+  EXPECT_EQ(*inRow, (std::pair<int64_t, int64_t>{26, 29}));
+  // A column cut is strided, not contiguous.
+  EXPECT_FALSE(getContiguousRange({{0, 0}, {3, 3}}, shape));
+  for (int64_t lo = 0; lo < 32; ++lo)
+    for (int64_t hi = lo; hi < 32; ++hi) {
+      std::optional<Box> box = getBoxOfRange(lo, hi, shape);
+      // A range is a box exactly when it is whole rows or within one row.
+      bool expected = (lo / 8 == hi / 8) || (lo % 8 == 0 && hi % 8 == 7);
+      ASSERT_EQ(box.has_value(), expected) << lo << ".." << hi;
+      if (box) {
+        EXPECT_EQ(box->volume(), hi - lo + 1);
+        EXPECT_EQ(getContiguousRange(*box, shape),
+                  (std::pair<int64_t, int64_t>{lo, hi}));
+      }
+    }
+}
+
+// Regions of different shapes, and an empty one, get same-shaped windows
+// inside the tensor that contain them.
+TEST(DistributionTest, UniformWindowsContainTheRegions) {
+  Shape shape{10, 4};
+  RankBoxes regions{{{0, 0}, {3, 3}}, {{4, 0}, {8, 3}}, {{9, 0}, {8, 3}}};
+  RankBoxes windows = getUniformWindows(regions, shape);
+  ASSERT_EQ(windows.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(getBoxShape(windows[r]), (Shape{5, 4}));
+    EXPECT_EQ(windows[r].intersect(regions[r]).volume(), regions[r].volume());
+    EXPECT_GE(windows[r].lo[0], 0);
+    EXPECT_LE(windows[r].hi[0], 9);
+  }
+  EXPECT_EQ(windows[0].lo[0], 0);
+  EXPECT_EQ(windows[1].lo[0], 4);
+  EXPECT_EQ(windows[2].lo[0], 5);
+}
+
+// Hulls are contiguous and contain what they were made from.
+TEST(DistributionTest, ContiguousHulls) {
+  Shape shape{3, 4, 5};
+  // Columns 1..2 of every row of plane 1: rows and columns become whole.
+  Box hull = getContiguousHull({{1, 0, 1}, {1, 3, 2}}, shape);
+  EXPECT_EQ(hull.lo, (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(hull.hi, (std::vector<int64_t>{1, 3, 4}));
+  EXPECT_TRUE(getContiguousRange(hull, shape));
+  for (int64_t lo = 0; lo < 60; ++lo)
+    for (int64_t hi = lo; hi < 60; ++hi) {
+      Box box = getRangeHull(lo, hi, shape);
+      auto range = getContiguousRange(box, shape);
+      ASSERT_TRUE(range) << lo << ".." << hi;
+      EXPECT_LE(range->first, lo);
+      EXPECT_GE(range->second, hi);
+      // Exact whenever the range is a box itself.
+      if (getBoxOfRange(lo, hi, shape))
+        EXPECT_EQ(box.volume(), hi - lo + 1);
+    }
 }
 
 } // namespace

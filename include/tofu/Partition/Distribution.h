@@ -68,6 +68,35 @@ int64_t getReceivedElements(const RankBoxes &held, const RankBoxes &required);
 /// region. Returns an error message or "".
 std::string checkFetchable(const RankBoxes &held, const RankBoxes &required);
 
+/// The row-major linear indices of the elements of `box` in a tensor of
+/// `shape`, as the inclusive range [lo, hi], when they are contiguous (the
+/// box takes one index in the leading dimensions, any range in one
+/// dimension, and whole trailing dimensions); std::nullopt otherwise. This
+/// is the source range of an expand_shape group.
+std::optional<std::pair<int64_t, int64_t>>
+getContiguousRange(const Box &box, const Shape &shape);
+
+/// The box of a tensor of `shape` whose row-major linear indices are
+/// exactly [lo, hi], when there is one (the inverse of getContiguousRange);
+/// std::nullopt otherwise. This is the source box of a collapse_shape group.
+std::optional<Box> getBoxOfRange(int64_t lo, int64_t hi, const Shape &shape);
+
+/// The smallest box that contains `box` and whose elements are contiguous
+/// in a tensor of `shape`: the dimensions after the first one where `box`
+/// takes more than one index become whole.
+Box getContiguousHull(const Box &box, const Shape &shape);
+
+/// The smallest box of a tensor of `shape` that contains the row-major
+/// linear indices [lo, hi] and whose elements are contiguous.
+Box getRangeHull(int64_t lo, int64_t hi, const Shape &shape);
+
+/// Windows of one shape, inside a tensor of `shape`, that contain each
+/// rank's region. The regions may differ in shape or be empty (some
+/// hi < lo); each window has, per dimension, the largest extent over the
+/// ranks and starts as close to its region as the bounds allow. SPMD code
+/// fetches the windows and slices each region out locally.
+RankBoxes getUniformWindows(const RankBoxes &regions, const Shape &shape);
+
 } // namespace tofu
 
 #endif // TOFU_PARTITION_DISTRIBUTION_H

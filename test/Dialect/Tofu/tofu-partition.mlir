@@ -81,3 +81,69 @@ func.func @window(%x: tensor<10xf32> {tofu.tiling = ["cut(0)"]},
   } -> tensor<8xf32>
   return %s : tensor<8xf32>
 }
+
+// -----
+
+// Tests that a pad cut along a padded dimension runs on each rank's output
+// box: rank 0's rows 0..2 hold two pad rows and source row 0, rank 1's rows
+// 3..5 source rows 1..3. The ranks read regions of different sizes, so each
+// fetches a same-sized window, slices its region out and pads it by
+// per-rank amounts.
+
+// CHECK-LABEL: func.func @pad(
+// CHECK-SAME: %[[X:.*]]: tensor<2x4xf32> {tofu.layout = #tofu.layout<[0]>}
+// CHECK: %[[W:.*]] = tofu.fetch %[[X]] on @pad_grid shape [4, 4] from [0, 0, 2, 0] to [0, 0, 1, 0] : tensor<2x4xf32> -> tensor<3x4xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[W]][0, 0] [%{{.*}}, 4] [1, 1] : tensor<3x4xf32> to tensor<?x4xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[S]] low[%{{.*}}, 0] high[0, 0]
+// CHECK: tensor.cast %[[P]] {tofu.layout = #tofu.layout<[0]>} : tensor<?x4xf32> to tensor<3x4xf32>
+func.func @pad(%x: tensor<4x4xf32> {tofu.tiling = ["cut(0)"]})
+    -> tensor<6x4xf32> attributes {tofu.plan = {devices = "2", steps = [2]}} {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[2, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } {tofu.strategy = ["d0"], tofu.tilings = [["cut(0)"]]}
+      : tensor<4x4xf32> to tensor<6x4xf32>
+  return %p : tensor<6x4xf32>
+}
+
+// -----
+
+// Tests that reshapes run on local boxes when each box is contiguous in the
+// source (here rows of the expanded tensor), with no communication.
+
+// CHECK-LABEL: func.func @reshapes(
+// CHECK-SAME: %[[X:.*]]: tensor<6xf32>
+// CHECK-NOT: tofu.fetch
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1]] output_shape [2, 3] {tofu.layout = #tofu.layout<[0]>} : tensor<6xf32> into tensor<2x3xf32>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[E]] {{\[\[}}0, 1]] {tofu.layout = #tofu.layout<[0]>} : tensor<2x3xf32> into tensor<6xf32>
+// CHECK: return %[[E]], %[[C]]
+func.func @reshapes(%x: tensor<12xf32> {tofu.tiling = ["cut(0)"]})
+    -> (tensor<4x3xf32>, tensor<12xf32>)
+    attributes {tofu.plan = {devices = "2", steps = [2]}} {
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [4, 3]
+      {tofu.strategy = ["d0"], tofu.tilings = [["cut(0)"]]}
+      : tensor<12xf32> into tensor<4x3xf32>
+  %c = tensor.collapse_shape %e [[0, 1]]
+      {tofu.strategy = ["d0"], tofu.tilings = [["cut(0)"]]}
+      : tensor<4x3xf32> into tensor<12xf32>
+  return %e, %c : tensor<4x3xf32>, tensor<12xf32>
+}
+
+// -----
+
+// Tests that a reshape whose output box is not contiguous in its source (a
+// cut of the inner dimension: columns 0..2 or 3..5 of every row) reshapes
+// the smallest contiguous hull of the box and slices the box out of it.
+
+// CHECK-LABEL: func.func @strided_box(
+// CHECK: %[[W:.*]] = tofu.fetch {{.*}} : tensor<6xf32> -> tensor<12xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1]] output_shape [2, 6] : tensor<12xf32> into tensor<2x6xf32>
+// CHECK: tensor.extract_slice %[[E]][0, %{{.*}}] [2, 3] [1, 1] {tofu.layout = #tofu.layout<[1]>} : tensor<2x6xf32> to tensor<2x3xf32>
+func.func @strided_box(%x: tensor<12xf32> {tofu.tiling = ["cut(0)"]})
+    -> tensor<2x6xf32> attributes {tofu.plan = {devices = "2", steps = [2]}} {
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [2, 6]
+      {tofu.strategy = ["d1"], tofu.tilings = [["cut(1)"]]}
+      : tensor<12xf32> into tensor<2x6xf32>
+  return %e : tensor<2x6xf32>
+}

@@ -14,12 +14,16 @@
 //  * a result is converted right away to its tensor's layout: partial
 //    values with shard.reduce_scatter / shard.all_reduce, everything else
 //    with a local slice or tofu.fetch;
+//  * the data-movement operations of the tensor dialect (pad, slices,
+//    reshapes, concat) run on their output boxes (PartitionTensorOps.cpp);
 //  * any other operation runs replicated on whole inputs.
 //
 // Conversions to an operand's region are emitted just before the operation
 // that reads it, and the original operation order is kept.
 //
 //===----------------------------------------------------------------------===//
+
+#include "FunctionPartitioner.h"
 
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
@@ -39,6 +43,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 
@@ -49,107 +54,9 @@ namespace tofu {
 
 using namespace mlir;
 using namespace tofu;
+using namespace tofu::partition;
 
 #define DEBUG_TYPE "tofu-partition"
-
-namespace {
-
-/// Names of the plan attributes written by tofu-search.
-constexpr char kTiling[] = "tofu.tiling";
-constexpr char kTilings[] = "tofu.tilings";
-constexpr char kStrategy[] = "tofu.strategy";
-constexpr char kPlan[] = "tofu.plan";
-constexpr char kLayout[] = "tofu.layout";
-
-/// A tensor as the ranks hold it.
-struct Held {
-  Value value;
-  RankBoxes boxes;
-  /// Grid axes with a pending reduction, and its kind.
-  SmallVector<int64_t> partial;
-  shard::ReductionKind reduction = shard::ReductionKind::Sum;
-};
-
-class FunctionPartitioner {
-public:
-  FunctionPartitioner(ModuleOp module, func::FuncOp func, ProcessGrid grid,
-                      shard::GridOp gridOp)
-      : module(module), func(func), grid(std::move(grid)), gridOp(gridOp),
-        b(func.getContext()) {}
-
-  /// Builds the SPMD function next to `func`; returns null after an error.
-  func::FuncOp run();
-
-  /// Operation names that ran replicated, with their counts.
-  std::map<std::string, unsigned> replicatedOps;
-  /// Bytes the generated communication receives per step, summed over
-  /// ranks, per tensor of the plan (same accounting as the runtime).
-  std::map<std::string, double> generatedBytes;
-  /// The plan's name of every tensor value.
-  llvm::DenseMap<Value, std::string> names;
-
-private:
-  // The plan on the IR.
-  FailureOr<SmallVector<Tiling>> getTilings(Value v);
-  FailureOr<RankBoxes> getLayout(Value v, LayoutAttr *layout = nullptr);
-  LayoutAttr makeLayout(ArrayRef<Tiling> tilings);
-
-  // Per-rank constants.
-  Value perRankIndex(ArrayRef<int64_t> values);
-  Value indexConstant(int64_t v);
-
-  // Conversions.
-  FailureOr<Value> getLocal(Value orig, const RankBoxes &want, Location loc);
-  Value convert(const Held &held, const RankBoxes &want, Location loc);
-  FailureOr<Value> materializeSource(Value orig, const RankBoxes &want,
-                                     Location loc);
-  Held reducePartial(Held held, ArrayRef<Tiling> target, Location loc);
-  LogicalResult setResult(Value orig, Held held, Location loc);
-
-  // Operations.
-  LogicalResult partitionLinalg(linalg::GenericOp op);
-  LogicalResult runReplicated(Operation *op);
-  LogicalResult mapCapturedValues(Operation *op, IRMapping &mapping);
-  LogicalResult buildReturn(func::ReturnOp ret, func::FuncOp newFunc);
-
-  RankedTensorType localType(Value orig, const RankBoxes &boxes) {
-    auto type = cast<RankedTensorType>(orig.getType());
-    return RankedTensorType::get(getBoxShape(boxes.front()),
-                                 type.getElementType());
-  }
-  RankBoxes wholeBoxes(Value orig) {
-    auto type = cast<RankedTensorType>(orig.getType());
-    return RankBoxes(grid.size(), Box::whole(Shape(type.getShape().begin(),
-                                                   type.getShape().end())));
-  }
-  FlatSymbolRefAttr gridRef() {
-    return FlatSymbolRefAttr::get(gridOp.getSymNameAttr());
-  }
-
-  ModuleOp module;
-  func::FuncOp func;
-  ProcessGrid grid;
-  shard::GridOp gridOp;
-  OpBuilder b;
-  /// Where per-rank tables are built (the entry of the new function).
-  OpBuilder::InsertPoint tablePoint;
-  Value rankIndex;
-  std::map<std::vector<int64_t>, Value> tables;
-  llvm::DenseMap<Value, Held> held;
-  /// The tensor being converted, for the byte accounting.
-  Value current;
-  void count(Value local, double elementsPerRankGroup) {
-    auto type = cast<RankedTensorType>(local.getType());
-    int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
-    auto it = names.find(current);
-    generatedBytes[it == names.end() ? "(unnamed)" : it->second] +=
-        elementsPerRankGroup * bytes;
-  }
-  /// Non-tensor values (scalars, indices) of the old function.
-  IRMapping scalars;
-};
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // The plan on the IR
@@ -204,8 +111,8 @@ FailureOr<RankBoxes> FunctionPartitioner::getLayout(Value v,
     // Values the plan does not tile (e.g. of undescribed operations) are
     // held whole.
     if (layout)
-      *layout = makeLayout(SmallVector<Tiling>(grid.shape.size(),
-                                               Tiling::replicate()));
+      *layout = makeLayout(
+          SmallVector<Tiling>(grid.shape.size(), Tiling::replicate()));
     return wholeBoxes(v);
   }
   std::string error;
@@ -258,6 +165,12 @@ Value FunctionPartitioner::perRankIndex(ArrayRef<int64_t> values) {
   return v;
 }
 
+OpFoldResult FunctionPartitioner::perRankFoldResult(ArrayRef<int64_t> values) {
+  if (llvm::all_equal(values))
+    return b.getIndexAttr(values.front());
+  return perRankIndex(values);
+}
+
 //===----------------------------------------------------------------------===//
 // Conversions
 //===----------------------------------------------------------------------===//
@@ -284,10 +197,7 @@ Value FunctionPartitioner::convert(const Held &h, const RankBoxes &want,
       SmallVector<int64_t> perRank;
       for (size_t r = 0; r < want.size(); ++r)
         perRank.push_back(want[r].lo[d] - h.boxes[r].lo[d]);
-      if (llvm::all_equal(perRank))
-        offsets.push_back(b.getIndexAttr(perRank.front()));
-      else
-        offsets.push_back(perRankIndex(perRank));
+      offsets.push_back(perRankFoldResult(perRank));
       sizes.push_back(b.getIndexAttr(shape[d]));
       strides.push_back(b.getIndexAttr(1));
     }
@@ -299,18 +209,18 @@ Value FunctionPartitioner::convert(const Held &h, const RankBoxes &want,
     for (size_t d = 0; d < rank; ++d) {
       src.push_back(h.boxes[r].lo[d]);
       dst.push_back(want[r].lo[d]);
-      global[d] = std::max({global[d], h.boxes[r].hi[d] + 1, want[r].hi[d] + 1});
+      global[d] =
+          std::max({global[d], h.boxes[r].hi[d] + 1, want[r].hi[d] + 1});
     }
   count(h.value, getReceivedElements(h.boxes, want));
-  return FetchOp::create(b, loc, resultType, h.value, gridRef(),
-                         b.getDenseI64ArrayAttr(global),
-                         b.getDenseI64ArrayAttr(src),
-                         b.getDenseI64ArrayAttr(dst));
+  return FetchOp::create(
+      b, loc, resultType, h.value, gridRef(), b.getDenseI64ArrayAttr(global),
+      b.getDenseI64ArrayAttr(src), b.getDenseI64ArrayAttr(dst));
 }
 
-FailureOr<Value>
-FunctionPartitioner::materializeSource(Value orig, const RankBoxes &want,
-                                       Location loc) {
+FailureOr<Value> FunctionPartitioner::materializeSource(Value orig,
+                                                        const RankBoxes &want,
+                                                        Location loc) {
   Operation *def = orig.getDefiningOp();
   RankedTensorType type = localType(orig, want);
   if (isa_and_nonnull<tensor::EmptyOp>(def))
@@ -331,9 +241,8 @@ FunctionPartitioner::materializeSource(Value orig, const RankBoxes &want,
                  : std::string("outside the function"));
 }
 
-FailureOr<Value> FunctionPartitioner::getLocal(Value orig,
-                                               const RankBoxes &want,
-                                               Location loc) {
+FailureOr<Value>
+FunctionPartitioner::getLocal(Value orig, const RankBoxes &want, Location loc) {
   current = orig;
   // A fill of a scalar is rebuilt where it is needed rather than moved.
   if (auto fill = orig.getDefiningOp<linalg::GenericOp>();
@@ -357,6 +266,33 @@ FailureOr<Value> FunctionPartitioner::getLocal(Value orig,
   return convert(it->second, want, loc);
 }
 
+FailureOr<Value> FunctionPartitioner::getRegions(Value orig,
+                                                 const RankBoxes &regions,
+                                                 Location loc) {
+  auto type = cast<RankedTensorType>(orig.getType());
+  Shape shape(type.getShape().begin(), type.getShape().end());
+  RankBoxes windows = getUniformWindows(regions, shape);
+  FailureOr<Value> local = getLocal(orig, windows, loc);
+  if (failed(local) || windows == regions)
+    return local;
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  Shape extent = getBoxShape(windows.front());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    SmallVector<int64_t> offset, size;
+    for (size_t r = 0; r < regions.size(); ++r) {
+      int64_t n = std::max<int64_t>(0, regions[r].hi[d] - regions[r].lo[d] + 1);
+      size.push_back(n);
+      offset.push_back(std::clamp<int64_t>(regions[r].lo[d] - windows[r].lo[d],
+                                           0, extent[d] - n));
+    }
+    offsets.push_back(perRankFoldResult(offset));
+    sizes.push_back(perRankFoldResult(size));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return tensor::ExtractSliceOp::create(b, loc, *local, offsets, sizes, strides)
+      .getResult();
+}
+
 /// Reduces the pending axes of `h` in increasing order: with a
 /// reduce-scatter along the dimension that the target layout cuts at that
 /// axis when the local extent divides, otherwise with an all-reduce.
@@ -371,21 +307,20 @@ Held FunctionPartitioner::reducePartial(Held h, ArrayRef<Tiling> target,
     auto kind = shard::ReductionKindAttr::get(b.getContext(), h.reduction);
     if (t.kind == Tiling::Kind::Cut && t.dim < shape.size() &&
         shape[t.dim] % k == 0) {
-      count(h.value, double(grid.size()) * (k - 1) / k *
-                         getNumElements(shape));
+      count(h.value, double(grid.size()) * (k - 1) / k * getNumElements(shape));
       shape[t.dim] /= k;
       auto resultType = RankedTensorType::get(shape, type.getElementType());
-      h.value = shard::ReduceScatterOp::create(
-          b, loc, resultType, gridRef(), axes, h.value, kind,
-          b.getIndexAttr(t.dim));
+      h.value =
+          shard::ReduceScatterOp::create(b, loc, resultType, gridRef(), axes,
+                                         h.value, kind, b.getIndexAttr(t.dim));
       for (size_t r = 0; r < h.boxes.size(); ++r) {
         Box &box = h.boxes[r];
         box.lo[t.dim] += grid.getCoords(r)[axis] * shape[t.dim];
         box.hi[t.dim] = box.lo[t.dim] + shape[t.dim] - 1;
       }
     } else {
-      count(h.value, double(grid.size()) * 2 * (k - 1) / k *
-                         getNumElements(shape));
+      count(h.value,
+            double(grid.size()) * 2 * (k - 1) / k * getNumElements(shape));
       h.value = shard::AllReduceOp::create(b, loc, type, gridRef(), axes,
                                            h.value, kind);
     }
@@ -395,8 +330,7 @@ Held FunctionPartitioner::reducePartial(Held h, ArrayRef<Tiling> target,
 }
 
 /// Converts a freshly computed result to the layout of its tensor.
-LogicalResult FunctionPartitioner::setResult(Value orig, Held h,
-                                             Location loc) {
+LogicalResult FunctionPartitioner::setResult(Value orig, Held h, Location loc) {
   current = orig;
   LayoutAttr layout;
   FailureOr<RankBoxes> boxes = getLayout(orig, &layout);
@@ -505,8 +439,9 @@ static FailureOr<OperandRegions>
 getOperandRegions(Operation *op, unsigned operand, AffineMap map,
                   const RankBoxes &iteration, const std::vector<bool> &cut,
                   ArrayRef<int64_t> outputShape = {}) {
-  auto rangeOf = [&](unsigned d, AffineExpr e, const Box &box)
-      -> std::optional<std::pair<int64_t, int64_t>> {
+  auto rangeOf =
+      [&](unsigned d, AffineExpr e,
+          const Box &box) -> std::optional<std::pair<int64_t, int64_t>> {
     if (!outputShape.empty() && !isa<AffineDimExpr, AffineConstantExpr>(e))
       return std::pair{int64_t(0), outputShape[d] - 1};
     return getRange(e, box);
@@ -606,16 +541,14 @@ LogicalResult FunctionPartitioner::mapCapturedValues(Operation *op,
   return success();
 }
 
-LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
-  Location loc = op.getLoc();
+FailureOr<std::vector<int>>
+FunctionPartitioner::getCutVars(Operation *op, ArrayRef<int64_t> extents) {
   auto strategies = op->getAttrOfType<ArrayAttr>(kStrategy);
   if (!strategies || strategies.size() != grid.shape.size())
-    return op.emitError("tofu-partition: the operation has no strategy for "
-                        "each of the plan's ")
+    return op->emitError("tofu-partition: the operation has no strategy for "
+                         "each of the plan's ")
            << grid.shape.size() << " steps";
-  SmallVector<int64_t> extents = op.getStaticLoopRanges();
   std::vector<int> cutVars;
-  std::vector<bool> cut(extents.size(), false);
   for (Attribute a : strategies) {
     auto s = dyn_cast<StringAttr>(a);
     StringRef name = s ? s.getValue() : "";
@@ -626,19 +559,31 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
     }
     if (!name.consume_front("d") || name.getAsInteger(10, dim) ||
         dim >= extents.size())
-      return op.emitError("tofu-partition: unsupported strategy ")
+      return op->emitError("tofu-partition: unsupported strategy ")
              << a << " (expected a loop 'd<i>' or \"replicated\")";
     cutVars.push_back(dim);
-    cut[dim] = true;
   }
   for (int64_t e : extents)
     if (ShapedType::isDynamic(e))
-      return op.emitError("tofu-partition: dynamic loop ranges are not "
-                          "supported");
+      return op->emitError("tofu-partition: dynamic loop ranges are not "
+                           "supported");
+  return cutVars;
+}
+
+LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  FailureOr<std::vector<int>> cutVars = getCutVars(op, extents);
+  if (failed(cutVars))
+    return failure();
+  std::vector<bool> cut(extents.size(), false);
+  for (int v : *cutVars)
+    if (v >= 0)
+      cut[v] = true;
   std::string error;
-  std::optional<RankBoxes> iteration = getIterationBoxes(
-      std::vector<int64_t>(extents.begin(), extents.end()), cutVars, grid,
-      error);
+  std::optional<RankBoxes> iteration =
+      getIterationBoxes(std::vector<int64_t>(extents.begin(), extents.end()),
+                        *cutVars, grid, error);
   if (!iteration)
     return op.emitError("tofu-partition: ") << error;
 
@@ -684,14 +629,14 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
                    << "' scatters into";
     Held h;
     h.boxes = regions->boxes;
-    for (size_t i = 0; i < cutVars.size(); ++i) {
-      if (cutVars[i] < 0 || map.isFunctionOfDim(cutVars[i]))
+    for (size_t i = 0; i < cutVars->size(); ++i) {
+      int v = (*cutVars)[i];
+      if (v < 0 || map.isFunctionOfDim(v))
         continue;
-      if (op.getIteratorTypesArray()[cutVars[i]] !=
-          utils::IteratorType::reduction)
+      if (op.getIteratorTypesArray()[v] != utils::IteratorType::reduction)
         return op.emitError("tofu-partition: the plan cuts the parallel loop "
                             "d")
-               << cutVars[i] << ", which output #" << r << " does not use";
+               << v << ", which output #" << r << " does not use";
       h.partial.push_back(i);
     }
     auto type = localType(init.get(), h.boxes);
@@ -721,22 +666,20 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
           SmallVector<int64_t> coords;
           for (int64_t w = 0; w < grid.size(); ++w)
             coords.push_back(grid.getCoords(w)[axis]);
-          Value isFirst = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::eq, perRankIndex(coords),
-              indexConstant(0));
-          first = first ? arith::AndIOp::create(b, loc, first, isFirst)
-                              .getResult()
-                        : isFirst;
+          Value isFirst =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                    perRankIndex(coords), indexConstant(0));
+          first =
+              first ? arith::AndIOp::create(b, loc, first, isFirst).getResult()
+                    : isFirst;
         }
         Value identity = arith::ConstantOp::create(
-            b, loc,
-            b.getFloatAttr(type.getElementType(), getIdentity(*kind)));
+            b, loc, b.getFloatAttr(type.getElementType(), getIdentity(*kind)));
         Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                               type.getElementType());
-        Value filled =
-            linalg::FillOp::create(b, loc, ValueRange{identity},
-                                   ValueRange{empty})
-                .getResult(0);
+        Value filled = linalg::FillOp::create(b, loc, ValueRange{identity},
+                                              ValueRange{empty})
+                           .getResult(0);
         local = arith::SelectOp::create(b, loc, first, local, filled);
       }
     }
@@ -807,8 +750,7 @@ LogicalResult FunctionPartitioner::runReplicated(Operation *op) {
   Operation *clone = b.clone(*op, mapping);
   for (StringRef name : {kTilings, kStrategy})
     clone->removeAttr(name);
-  for (auto [orig, local] :
-       llvm::zip(op->getResults(), clone->getResults())) {
+  for (auto [orig, local] : llvm::zip(op->getResults(), clone->getResults())) {
     if (auto type = dyn_cast<RankedTensorType>(orig.getType())) {
       if (!type.hasStaticShape())
         return op->emitError("tofu-partition: dynamic shapes are not "
@@ -851,8 +793,7 @@ LogicalResult FunctionPartitioner::buildReturn(func::ReturnOp ret,
   SmallVector<Type> types;
   for (Value v : operands)
     types.push_back(v.getType());
-  newFunc.setFunctionType(
-      b.getFunctionType(newFunc.getArgumentTypes(), types));
+  newFunc.setFunctionType(b.getFunctionType(newFunc.getArgumentTypes(), types));
   return success();
 }
 
@@ -907,14 +848,12 @@ func::FuncOp FunctionPartitioner::run() {
   b.setInsertionPointToEnd(entry);
 
   for (Operation &op : body.without_terminator()) {
-    bool hasTensors =
-        llvm::any_of(op.getOperandTypes(),
-                     [](Type t) { return isa<TensorType>(t); }) ||
-        llvm::any_of(op.getResultTypes(),
-                     [](Type t) { return isa<TensorType>(t); });
+    bool hasTensors = llvm::any_of(op.getOperandTypes(),
+                                   [](Type t) { return isa<TensorType>(t); }) ||
+                      llvm::any_of(op.getResultTypes(),
+                                   [](Type t) { return isa<TensorType>(t); });
     // Sources are built where a consumer needs them.
-    if (isa<tensor::EmptyOp>(op) ||
-        (isa<arith::ConstantOp>(op) && hasTensors))
+    if (isa<tensor::EmptyOp>(op) || (isa<arith::ConstantOp>(op) && hasTensors))
       continue;
     if (!hasTensors && op.getNumRegions() == 0) {
       b.clone(op, scalars);
@@ -926,6 +865,13 @@ func::FuncOp FunctionPartitioner::run() {
       if (failed(partitionLinalg(generic)))
         return fail();
       continue;
+    }
+    if (op.hasAttr(kStrategy)) {
+      FailureOr<bool> done = partitionTensorOp(&op);
+      if (failed(done))
+        return fail();
+      if (*done)
+        continue;
     }
     ++replicatedOps[op.getName().getStringRef().str()];
     if (failed(runReplicated(&op)))
@@ -1037,9 +983,8 @@ LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {
 
   std::string gridName = (func.getSymName() + "_grid").str();
   b.setInsertionPointToStart(module.getBody());
-  auto gridOp = shard::GridOp::create(b, func.getLoc(),
-                                      b.getStringAttr(gridName),
-                                      b.getDenseI64ArrayAttr(ks));
+  auto gridOp = shard::GridOp::create(
+      b, func.getLoc(), b.getStringAttr(gridName), b.getDenseI64ArrayAttr(ks));
   FunctionPartitioner partitioner(module, func, ProcessGrid{ks}, gridOp);
   partitioner.names = plan->names;
   func::FuncOp spmd = partitioner.run();
