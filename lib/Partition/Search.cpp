@@ -658,9 +658,9 @@ static Plan emptyPlan(const Topology &topology, const SearchOptions &options) {
   return plan;
 }
 
-/// The topology's steps; EqualChop makes all of them one.
-static std::vector<RecursionStep>
-getRecursionSteps(const Topology &topology, const SearchOptions &options) {
+std::vector<RecursionStep>
+tofu::getRecursionSteps(const Topology &topology,
+                        const SearchOptions &options) {
   std::vector<RecursionStep> steps = topology.getSteps();
   if (options.algorithm == Algorithm::EqualChop && !steps.empty())
     steps = {{topology.getNumDevices(), steps.front().level}};
@@ -669,8 +669,8 @@ getRecursionSteps(const Topology &topology, const SearchOptions &options) {
 
 /// Marks a step on which nothing could be cut, and warns about the memory
 /// it costs: every worker of a group holds every tensor whole.
-static void noteDegenerate(const StepModel &model, size_t index,
-                           PlanStep &step, Plan &plan) {
+static void noteDegenerate(const StepModel &model, size_t index, PlanStep &step,
+                           Plan &plan) {
   if (!model.degenerate)
     return;
   step.degenerate = true;
@@ -685,8 +685,8 @@ static void noteDegenerate(const StepModel &model, size_t index,
       "%u, so every tensor is replicated on the %u workers of each group; it "
       "communicates %.0f bytes but leaves %.0f bytes of tensors on each "
       "device, %.0f bytes more than an even %u-way split",
-      index, model.k, model.k, model.k, step.bytes, held,
-      held - held / model.k, model.k);
+      index, model.k, model.k, model.k, step.bytes, held, held - held / model.k,
+      model.k);
   plan.warnings.push_back(buf);
 }
 
@@ -871,8 +871,8 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
       const std::string &name = strategies[i][o];
       OpChoice c{-1};
       if (name == "replicated" &&
-          std::find(model.opOptions[o].begin(), model.opOptions[o].end(),
-                    c) == model.opOptions[o].end()) {
+          std::find(model.opOptions[o].begin(), model.opOptions[o].end(), c) ==
+              model.opOptions[o].end()) {
         error = at + "operator " + std::to_string(o) + " (" +
                 graph.ops[o].name +
                 ") cannot run replicated: it has an even strategy";

@@ -229,6 +229,11 @@ std::optional<double> exhaustivePlanCost(const Graph &graph,
                                          const SearchOptions &options,
                                          uint64_t maxAssignments);
 
+/// The recursion steps of a search: the topology's, or one step of all the
+/// devices for EqualChop.
+std::vector<RecursionStep> getRecursionSteps(const Topology &topology,
+                                             const SearchOptions &options);
+
 /// Evaluates fixed tilings and choices for every step (an imported plan).
 /// Fails with a message when a choice is not feasible.
 std::optional<Plan>

@@ -1,4 +1,4 @@
-// RUN: tofu-opt %s --tdl-attach --tofu-partition -split-input-file -verify-diagnostics
+// RUN: tofu-opt %s --tdl-attach --tofu-partition=verify-plan -split-input-file -verify-diagnostics
 
 // Tests that a module without a plan is an error, not a silent no-op.
 // expected-error @+1 {{tofu-partition: no function carries a plan; run tofu-search first}}

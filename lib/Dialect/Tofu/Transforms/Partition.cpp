@@ -934,7 +934,8 @@ static void writeBytesReport(StringRef func, const PlanOnIR &plan,
 }
 
 LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {
-  FailureOr<PlanOnIR> plan = readPlanOnIR(func);
+  FailureOr<PlanOnIR> plan =
+      readPlanOnIR(func, /*evaluate=*/verifyPlan || !report.empty());
   if (failed(plan))
     return failure();
   const std::vector<int64_t> &ks = plan->steps;

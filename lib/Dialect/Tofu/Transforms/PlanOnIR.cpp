@@ -13,7 +13,7 @@ static constexpr char kTilings[] = "tofu.tilings";
 static constexpr char kStrategy[] = "tofu.strategy";
 static constexpr char kPlan[] = "tofu.plan";
 
-FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func) {
+FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
   auto plan = func->getAttrOfType<DictionaryAttr>(kPlan);
   auto devices = plan ? plan.getAs<StringAttr>("devices") : StringAttr();
   auto steps = plan ? plan.getAs<ArrayAttr>("steps") : ArrayAttr();
@@ -21,10 +21,38 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func) {
     return func.emitError("tofu-partition: the plan attribute '")
            << kPlan << "' needs 'devices' and 'steps'; run tofu-search first";
   std::string error;
-  std::optional<Topology> topology =
-      Topology::parse(devices.str(), "", error);
+  std::optional<Topology> topology = Topology::parse(devices.str(), "", error);
   if (!topology)
     return func.emitError("tofu-partition: ") << error;
+  SearchOptions options;
+  options.replication = true;
+  // The algorithm decides the recursion (EqualChop takes one step of k).
+  if (auto name = plan.getAs<StringAttr>("algorithm")) {
+    std::optional<Algorithm> algorithm = parseAlgorithm(name.str());
+    if (!algorithm)
+      return func.emitError("tofu-partition: unknown algorithm '")
+             << name.getValue() << "' in the plan";
+    options.algorithm = *algorithm;
+  }
+  if (!evaluate) {
+    // The steps must be the recursion of the devices under the algorithm.
+    PlanOnIR out;
+    for (Attribute a : steps) {
+      auto k = dyn_cast<IntegerAttr>(a);
+      if (!k || k.getValue().getSignificantBits() > 32 || k.getInt() < 1)
+        return func.emitError("tofu-partition: invalid step ")
+               << a << " in the plan";
+      out.steps.push_back(k.getInt());
+    }
+    std::vector<int64_t> expected;
+    for (const RecursionStep &s : getRecursionSteps(*topology, options))
+      expected.push_back(s.k);
+    if (out.steps != expected)
+      return func.emitError("tofu-partition: the plan's steps do not match "
+                            "devices '")
+             << devices.getValue() << "'";
+    return out;
+  }
   FailureOr<ImportedGraph> imported = importGraph(func);
   if (failed(imported))
     return failure();
@@ -37,8 +65,8 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func) {
   auto readTilings = [&](ArrayAttr list, size_t t) -> LogicalResult {
     if (!list || list.size() != n)
       return func.emitError("tofu-partition: tensor ")
-             << graph.tensors[t].name << " has no tiling for each of the "
-             << n << " steps";
+             << graph.tensors[t].name << " has no tiling for each of the " << n
+             << " steps";
     for (size_t i = 0; i < n; ++i) {
       auto s = dyn_cast<StringAttr>(list[i]);
       std::optional<Tiling> tl = s ? parseTiling(s.str()) : std::nullopt;
@@ -76,16 +104,6 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func) {
       strategies[i][o] = s.str();
     }
   }
-  SearchOptions options;
-  options.replication = true;
-  // The algorithm decides the recursion (EqualChop takes one step of k).
-  if (auto name = plan.getAs<StringAttr>("algorithm")) {
-    std::optional<Algorithm> algorithm = parseAlgorithm(name.str());
-    if (!algorithm)
-      return func.emitError("tofu-partition: unknown algorithm '")
-             << name.getValue() << "' in the plan";
-    options.algorithm = *algorithm;
-  }
   std::optional<Plan> evaluated =
       evaluatePlan(graph, *topology, options, tilings, strategies, error);
   if (!evaluated)
@@ -111,4 +129,3 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func) {
     out.names[imported->values[t]] = graph.tensors[t].name;
   return out;
 }
-

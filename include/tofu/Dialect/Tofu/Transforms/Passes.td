@@ -30,8 +30,15 @@ def TofuPartition : Pass<"tofu-partition", "mlir::ModuleOp"> {
     `tofu.fetch`, or a local `tensor.extract_slice` when no rank needs
     anything it does not hold. The original operation order is kept.
 
-    Operations that are not `linalg` run replicated on whole inputs, with
-    a remark. The unpartitioned function is kept as `@<name>_reference`
+    The data-movement operations of the tensor dialect (pad, slices,
+    reshapes, concat) run on their output boxes too. Other operations run
+    replicated on whole inputs, with a remark.
+
+    Layouts the partitioner cannot build (a cut that does not divide, a
+    strategy that is not a loop) are errors. `verify-plan` (implied by
+    `report`) also re-evaluates the whole plan under the cost model first,
+    which rejects plans outside the search space but costs about as much
+    as the rest of the pass. The unpartitioned function is kept as `@<name>_reference`
     for differential testing.
 
     Before (plan attributes abbreviated):
@@ -50,6 +57,9 @@ def TofuPartition : Pass<"tofu-partition", "mlir::ModuleOp"> {
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "'-' prints the plan's bytes per step next to the generated "
            "program's, itemised per tensor where they differ">,
+    Option<"verifyPlan", "verify-plan", "bool", /*default=*/"false",
+           "Re-evaluate the plan under the cost model and reject plans "
+           "outside the search space (always done with 'report')">,
   ];
   let dependentDialects = [
     "::tofu::TofuDialect", "::mlir::shard::ShardDialect",

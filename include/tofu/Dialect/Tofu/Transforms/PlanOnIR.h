@@ -2,9 +2,9 @@
 //
 // Reads the plan attributes of tofu-search (`tofu.plan`, `tofu.tiling`,
 // `tofu.tilings`, `tofu.strategy`) back from a function and re-evaluates
-// them under the cost model, so that tofu-partition only ever generates
-// feasible plans and can compare what it generates with what the plan
-// predicts, tensor by tensor.
+// them under the cost model, so that tofu-partition can reject plans
+// outside the search space and compare what it generates with what the
+// plan predicts, tensor by tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +31,12 @@ struct PlanOnIR {
 };
 
 /// Fails with an error on the function or operation when an attribute is
-/// missing or malformed, or when the plan is not feasible.
-mlir::FailureOr<PlanOnIR> readPlanOnIR(mlir::func::FuncOp func);
+/// missing or malformed, or when the plan is not feasible. Without
+/// `evaluate`, only the steps are read and checked against the devices and
+/// the algorithm (the bytes and names stay empty), which avoids rebuilding
+/// the search's graph.
+mlir::FailureOr<PlanOnIR> readPlanOnIR(mlir::func::FuncOp func,
+                                       bool evaluate = true);
 
 } // namespace tofu
 
