@@ -62,7 +62,7 @@ for f in lib/cmake/tofu/TofuConfig.cmake lib/cmake/tofu/TofuConfigVersion.cmake 
     include/tofu/Dialect/TDL/Interfaces/TDLOpInterface.h.inc \
     include/tofu/Dialect/Tofu/IR/TofuOps.td \
     lib/libTofuRegisterAll.a lib/libTofuPartition.a lib/libTofuTransforms.a \
-    bin/tofu-opt; do
+    bin/tofu-opt bin/tofu share/tofu/python/tofu/models.py; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 
@@ -93,8 +93,9 @@ command -v FileCheck > /dev/null && filecheck=FileCheck
 "$filecheck" --input-file "$work/plan.json" --check-prefix=PLAN \
   "$src/examples/standalone-opt/mlp-plan.check" >> "$log" 2>&1 ||
   fail "the plan standalone-opt wrote"
-PYTHONPATH=python python3 -m tofu.plan check "$work/plan.json" >> "$log" 2>&1 ||
-  fail "python3 -m tofu.plan check on the plan"
+# The installed launcher, with the installed Python package.
+env -u PYTHONPATH "$prefix/bin/tofu" plan check "$work/plan.json" >> "$log" 2>&1 ||
+  fail "the installed tofu plan check on the plan"
 
 libs=$(ls "$prefix"/lib/*.a "$prefix"/lib/*.so 2> /dev/null | wc -l)
 echo "test-install: PASS: installed $libs libraries, built examples/standalone-opt with find_package(Tofu), planned $model on 4 devices"
