@@ -11,6 +11,9 @@ reference within `--rtol`.
         --devices 2x2 --tofu-opt build/bin/tofu-opt \
         --runtime build/lib/libtofu_runtime_cpu.so
 
+or, with the tools of the build, `build/bin/tofu difftest --model "mlp
+--batch 8 --hidden 16" --devices 2x2`.
+
 It prints the program's output and one summary line:
 
     difftest: PASS max relative difference 2.4e-07 <= 1e-05, measured
@@ -105,11 +108,19 @@ def main(argv=None):
     ap.add_argument("--autodiff", default="", help="tofu-autodiff options")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--rtol", type=float, default=1e-5)
-    ap.add_argument("--tofu-opt", default="tofu-opt")
-    ap.add_argument("--mlir-runner", default="mlir-runner")
-    ap.add_argument("--runtime", required=True)
-    ap.add_argument("--runner-libs", default="",
-                    help="comma-separated mlir-runner support libraries")
+    # build/bin/tofu sets the TOFU_* defaults to its build's tools.
+    env = os.environ.get
+    ap.add_argument("--tofu-opt", default=env("TOFU_OPT", "tofu-opt"),
+                    help="default: $TOFU_OPT or tofu-opt")
+    ap.add_argument("--mlir-runner",
+                    default=env("TOFU_MLIR_RUNNER", "mlir-runner"),
+                    help="default: $TOFU_MLIR_RUNNER or mlir-runner")
+    ap.add_argument("--runtime", default=env("TOFU_RUNTIME"),
+                    required=not env("TOFU_RUNTIME"),
+                    help="libtofu_runtime_cpu.so (default: $TOFU_RUNTIME)")
+    ap.add_argument("--runner-libs", default=env("TOFU_RUNNER_LIBS", ""),
+                    help="comma-separated mlir-runner support libraries "
+                         "(default: $TOFU_RUNNER_LIBS)")
     ap.add_argument("--report", action="store_true",
                     help="print the plan's report first")
     ap.add_argument("--perturb-fetch", action="store_true")

@@ -1,8 +1,9 @@
 """The Tofu-MLIR model zoo: forward models as linalg-on-tensors MLIR.
 
     python3 -m tofu.models NAME [options] [-o FILE]
+    python3 -m tofu.models NAME --help     # the options of model NAME
+    python3 -m tofu.models list            # the models, one line each
     python3 -m tofu.models table2          # weight sizes next to Tofu's Table 2
-    python3 -m tofu.models list
 
 Every model is one `func.func @forward` whose arguments are the weights
 (marked `{tofu.weight}`), the input batch and the labels, and whose result is
@@ -12,6 +13,8 @@ squared error for the RNN and the Transformer.  Names such as `RNN-10-8K` and
 """
 
 import argparse
+import difflib
+import inspect
 import re
 import sys
 from math import prod
@@ -197,27 +200,132 @@ def vgg16(b, batch=8, image=224, classes=1000, width=1, narrow=1, fc=4096):
 
 
 # -- names and CLI ------------------------------------------------------------------
+class Model:
+    """A zoo entry: its builder, the names that select it, a one-line summary,
+    and the help text of each of the builder's options (the keyword arguments
+    after `b`).  `defaults` gives the text shown for an option whose default
+    is computed from the others (None in the builder's signature): a
+    function of the other defaults."""
+
+    def __init__(self, name, builder, summary, options, aliases=(),
+                 pattern=None, defaults=None):
+        self.name = name
+        self.builder = builder
+        self.summary = summary
+        self.options = options
+        self.aliases = aliases
+        self.pattern = pattern
+        self.defaults = defaults or {}
+
+    def names(self):
+        return [self.name, *self.aliases] + ([self.pattern] if self.pattern else [])
+
+
+_BATCH = "batch size"
+_IMAGE = "image height and width"
+_CLASSES = "classes of the classifier"
+
+MODELS = [
+    Model("mlp", mlp,
+          "multi-layer perceptron: dense layers with ReLU on flat features, "
+          "softmax cross-entropy",
+          {"layers": "dense layers, the last one the classifier",
+           "hidden": "units of each hidden layer",
+           "batch": _BATCH,
+           "features": "input features",
+           "classes": _CLASSES}),
+    Model("rnn", rnn,
+          "stacked LSTM unrolled over time steps, MSE loss; RNN-L-H has L "
+          "layers of hidden size H (K = 1024), e.g. RNN-10-8K",
+          {"layers": "LSTM layers",
+           "hidden": "hidden size of every layer",
+           "steps": "time steps, unrolled",
+           "batch": _BATCH,
+           "embed": "size of each step's input (an embedded token)"},
+          aliases=("lstm",), pattern="RNN-L-H"),
+    Model("wresnet", wresnet,
+          "bottleneck Wide ResNet, softmax cross-entropy; WResNet-D-W has "
+          "depth D (50, 101, 152) and width W, e.g. WResNet-152-10",
+          {"depth": "50, 101 or 152: the blocks of each stage",
+           "width": "channel multiplier of every convolution",
+           "batch": _BATCH,
+           "image": _IMAGE + " (64 and more add the 7x7 stem and a max pool)",
+           "classes": _CLASSES,
+           "stages": "blocks of each stage, comma-separated (e.g. 1,1): "
+                     "fewer, smaller stages than --depth's"},
+          pattern="WResNet-D-W",
+          defaults={"stages": lambda d: "those of --depth, " + ",".join(
+              map(str, WRESNET_STAGES.get(d["depth"], []))) + f" for {d['depth']}"}),
+    Model("conv1d", conv1d_net,
+          "small 1-D CNN: convolutions with ReLU, mean pool and a dense "
+          "classifier, softmax cross-entropy",
+          {"batch": _BATCH,
+           "channels": "input channels",
+           "length": "sequence length",
+           "filters": "filters of each convolution",
+           "layers": "convolution layers",
+           "kernel": "kernel width (padded to keep the length)",
+           "classes": _CLASSES}),
+    Model("transformer", transformer,
+          "post-LN Transformer encoder (BERT-Large by default) on embedded "
+          "tokens, MSE loss",
+          {"layers": "encoder layers",
+           "hidden": "hidden size",
+           "heads": "attention heads (must divide --hidden)",
+           "seq": "sequence length",
+           "batch": _BATCH,
+           "ffn": "feed-forward size"},
+          aliases=("bert-large",),
+          defaults={"ffn": lambda d: f"4 x --hidden, {4 * d['hidden']}"}),
+    Model("alexnet", alexnet,
+          "AlexNet: five convolutions with max pools and three dense layers, "
+          "softmax cross-entropy",
+          {"batch": _BATCH,
+           "image": _IMAGE,
+           "classes": _CLASSES,
+           "width": "multiplies the channels of every convolution",
+           "narrow": "divides the channels of every convolution",
+           "fc": "units of the two hidden dense layers"}),
+    Model("vgg16", vgg16,
+          "VGG-16: thirteen 3x3 convolutions with max pools and three dense "
+          "layers, softmax cross-entropy",
+          {"batch": _BATCH,
+           "image": _IMAGE,
+           "classes": _CLASSES,
+           "width": "multiplies the channels of every convolution",
+           "narrow": "divides the channels of every convolution",
+           "fc": "units of the two hidden dense layers"},
+          aliases=("vgg-16",)),
+]
+
+
 def _size(text):
     text = text.upper()
     return int(text[:-1]) * 1024 if text.endswith("K") else int(text)
 
 
-def parse_name(name):
-    """Maps a model name to (builder, defaults)."""
+def find_model(name):
+    """Maps a model name to (Model, defaults the name sets), or None."""
     lower = name.lower()
     m = re.fullmatch(r"rnn-(\d+)-(\d+k?)", lower)
     if m:
-        return rnn, {"layers": int(m.group(1)), "hidden": _size(m.group(2))}
+        return MODELS[1], {"layers": int(m.group(1)), "hidden": _size(m.group(2))}
     m = re.fullmatch(r"wresnet-(\d+)-(\d+)", lower)
     if m:
-        return wresnet, {"depth": int(m.group(1)), "width": int(m.group(2))}
-    fixed = {"mlp": (mlp, {}), "rnn": (rnn, {}), "lstm": (rnn, {}),
-             "wresnet": (wresnet, {}), "conv1d": (conv1d_net, {}),
-             "transformer": (transformer, {}), "bert-large": (transformer, {}),
-             "alexnet": (alexnet, {}), "vgg16": (vgg16, {}), "vgg-16": (vgg16, {})}
-    if lower not in fixed:
+        return MODELS[2], {"depth": int(m.group(1)), "width": int(m.group(2))}
+    for model in MODELS:
+        if lower == model.name or lower in model.aliases:
+            return model, {}
+    return None
+
+
+def parse_name(name):
+    """Maps a model name to (builder, defaults)."""
+    found = find_model(name)
+    if found is None:
         raise SystemExit(f"unknown model '{name}'; try: python3 -m tofu.models list")
-    return fixed[lower]
+    model, defaults = found
+    return model.builder, defaults
 
 
 def build(name, dtype="f32", **options):
@@ -265,32 +373,101 @@ def print_table2(out):
         out.write(f"| {name} | {ours:.2f} | {paper} | {ratio:.3f}{flag} |\n")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tofu.models",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("name", help="model name, 'table2' or 'list'")
-    parser.add_argument("-o", "--output", help="output file (default: stdout)")
-    parser.add_argument("--dtype", default="f32", choices=["f32", "f64"])
-    for opt in ["batch", "layers", "hidden", "steps", "embed", "depth", "width", "image",
-                "classes", "heads", "seq", "ffn", "features", "channels", "length",
-                "filters", "kernel", "narrow", "fc"]:
-        parser.add_argument(f"--{opt}", type=int)
-    parser.add_argument("--stages", help="WResNet blocks per stage, e.g. 1,1")
-    args = parser.parse_args(argv)
+def list_lines():
+    """One line per model: its names and what it is."""
+    rows = [(", ".join(m.names()), m.summary) for m in MODELS]
+    width = max(len(names) for names, _ in rows)
+    return [f"{names:<{width}}  {summary}" for names, summary in rows]
 
-    if args.name == "list":
-        print("mlp rnn|RNN-L-H wresnet|WResNet-D-W conv1d transformer|bert-large "
-              "alexnet vgg16")
+
+def option_defaults(model, name_defaults):
+    """The default of each option of `model` when selected by a name that
+    sets `name_defaults` (RNN-10-8K sets layers and hidden)."""
+    params = inspect.signature(model.builder).parameters
+    values = {k: p.default for k, p in params.items() if k != "b"}
+    values.update(name_defaults)
+    return values
+
+
+def model_parser(prog, name, model, name_defaults):
+    """The parser of one model: only its own options, each with its help
+    and its default."""
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} {name}",
+        description=f"{name}: {model.summary}.",
+        epilog="Writes one func.func @forward whose arguments are the weights "
+               "(tofu.weight), the input batch and the labels, and whose "
+               "result is the scalar loss.")
+    group = parser.add_argument_group("model options")
+    values = option_defaults(model, name_defaults)
+    for opt, value in values.items():
+        default = model.defaults[opt](values) if value is None else value
+        if opt == "stages":
+            group.add_argument("--stages", metavar="N,N,...",
+                               help=f"{model.options[opt]} (default: {default})")
+        else:
+            group.add_argument(f"--{opt}", type=int, metavar="N",
+                               help=f"{model.options[opt]} (default: {default})")
+    output = parser.add_argument_group("output")
+    output.add_argument("-o", "--output", metavar="FILE",
+                        help="output file (default: stdout)")
+    output.add_argument("--dtype", default="f32", choices=["f32", "f64"],
+                        help="element type (default: f32)")
+    return parser
+
+
+def print_usage(prog, out):
+    out.write(f"usage: {prog} NAME [options] [-o FILE]\n"
+              f"       {prog} NAME --help      the options of model NAME\n"
+              f"       {prog} list             the models, one line each\n"
+              f"       {prog} table2           weight sizes next to Tofu's Table 2\n"
+              "\n" + __doc__.split("\n\n")[0] + "\n\nmodels:\n")
+    for line in list_lines():
+        out.write(f"  {line}\n")
+
+
+def main(argv=None, prog="python3 -m tofu.models"):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print_usage(prog, sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name in ("list", "table2"):
+        extra = argparse.ArgumentParser(
+            prog=f"{prog} {name}",
+            description="The models, one line each." if name == "list" else
+            "Weight + gradient + optimizer history of every Table 2 model "
+            "(3 x fp32), next to the Tofu paper's.")
+        extra.parse_args(rest)
+        if name == "list":
+            print("\n".join(list_lines()))
+        else:
+            print_table2(sys.stdout)
         return 0
-    if args.name == "table2":
-        print_table2(sys.stdout)
-        return 0
+    found = find_model(name)
+    if found is None:
+        close = difflib.get_close_matches(
+            name.lower(), [n for m in MODELS for n in (m.name, *m.aliases)], 1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise SystemExit(f"{prog}: error: unknown model '{name}'; {hint}"
+                         f"'{prog} list' lists the models")
+    model, name_defaults = found
+    args = model_parser(prog, name, model, name_defaults).parse_args(rest)
+    stages = getattr(args, "stages", None)
     options = {k: v for k, v in vars(args).items()
-               if k not in ("name", "output", "dtype", "stages") and v is not None}
-    if args.stages:
-        options["stages"] = [int(s) for s in args.stages.split(",")]
+               if k not in ("output", "dtype", "stages") and v is not None}
+    if stages:
+        try:
+            options["stages"] = [int(s) for s in stages.split(",")]
+        except ValueError:
+            raise SystemExit(f"{prog} {name}: error: --stages takes "
+                             f"comma-separated integers, not '{stages}'")
+    depth = options.get("depth", name_defaults.get("depth", 50))
+    if model.builder is wresnet and not stages and depth not in WRESNET_STAGES:
+        raise SystemExit(f"{prog} {name}: error: depth {depth} has no stages; "
+                         f"use 50, 101 or 152, or give --stages")
     try:
-        b, loss = build(args.name, args.dtype, **options)
+        b, loss = build(name, args.dtype, **options)
     except TypeError as err:
         raise SystemExit(f"error: {err}")
     text = b.finish(loss)

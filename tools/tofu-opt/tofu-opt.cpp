@@ -5,13 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Conversion/Passes.h"
-#include "tofu/Dialect/TDL/IR/TDL.h"
-#include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
-#include "tofu/Dialect/TDL/Transforms/Passes.h"
-#include "tofu/Dialect/Tofu/IR/Tofu.h"
-#include "tofu/Dialect/Tofu/Transforms/Passes.h"
-#include "tofu/Transforms/Passes.h"
+#include "tofu/InitAllDialects.h"
+#include "tofu/InitAllPasses.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -53,12 +48,10 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
-  registry.insert<tofu::tdl::TDLDialect, tofu::TofuDialect>();
-  tofu::tdl::registerTDLExternalModels(registry);
-  tofu::tdl::registerTDLPasses();
-  tofu::registerTofuPasses();
-  tofu::registerTofuPartitionPasses();
-  tofu::registerTofuConversionPasses();
+  // Ours, through the same entry points that other compilers use
+  // (examples/standalone-opt).
+  tofu::registerAllDialects(registry);
+  tofu::registerAllPasses();
   tofu::test::registerTestTDLStrategiesPass();
   tofu::test::registerTestShardingCrossCheckPass();
   tofu::test::registerTestCoarsenPass();
