@@ -153,8 +153,9 @@ tofu::getContiguousRange(const Box &box, const Shape &shape) {
   return std::pair{lo, hi};
 }
 
-std::optional<Box> tofu::getBoxOfRange(int64_t lo, int64_t hi,
-                                       const Shape &shape) {
+/// The coordinates of the row-major linear indices `lo` and `hi` in a
+/// tensor of `shape`, as the corners of a box.
+static Box getCorners(int64_t lo, int64_t hi, const Shape &shape) {
   Box box;
   box.lo.resize(shape.size());
   box.hi.resize(shape.size());
@@ -164,6 +165,12 @@ std::optional<Box> tofu::getBoxOfRange(int64_t lo, int64_t hi,
     lo /= shape[i];
     hi /= shape[i];
   }
+  return box;
+}
+
+std::optional<Box> tofu::getBoxOfRange(int64_t lo, int64_t hi,
+                                       const Shape &shape) {
+  Box box = getCorners(lo, hi, shape);
   std::optional<std::pair<int64_t, int64_t>> range =
       getContiguousRange(box, shape);
   if (!range || box.volume() != range->second - range->first + 1)
@@ -184,15 +191,7 @@ Box tofu::getContiguousHull(const Box &box, const Shape &shape) {
 }
 
 Box tofu::getRangeHull(int64_t lo, int64_t hi, const Shape &shape) {
-  Box box;
-  box.lo.resize(shape.size());
-  box.hi.resize(shape.size());
-  for (size_t i = shape.size(); i-- > 0;) {
-    box.lo[i] = lo % shape[i];
-    box.hi[i] = hi % shape[i];
-    lo /= shape[i];
-    hi /= shape[i];
-  }
+  Box box = getCorners(lo, hi, shape);
   // Leading dimensions where the ends agree stay single; from the first
   // where they differ, the box spans [lo, hi] there and all after it.
   size_t d = 0;
