@@ -31,13 +31,18 @@ using namespace tofu::tdl;
 
 namespace {
 
-/// An opaque description over all operands: no dimension can be cut.
+/// An opaque description over all operands and captured tensors: no
+/// dimension can be cut.
 static OpDesc makeOpaqueDescription(Operation *op) {
-  std::string text = "(" + printOperandNames(op) + ") -> ";
-  std::string args;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-    std::string access = "in" + std::to_string(i);
-    if (auto t = dyn_cast<ShapedType>(op->getOperand(i).getType());
+  SmallVector<Value> inputs = getDescribedInputs(op);
+  std::string names, args;
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    bool captured = i >= op->getNumOperands();
+    std::string access =
+        captured ? "cap" + std::to_string(i - op->getNumOperands())
+                 : "in" + std::to_string(i);
+    names += (i ? ", " : "") + access;
+    if (auto t = dyn_cast<ShapedType>(inputs[i].getType());
         t && t.getRank() > 0) {
       access += "[";
       for (int64_t d = 0; d < t.getRank(); ++d)
@@ -46,6 +51,7 @@ static OpDesc makeOpaqueDescription(Operation *op) {
     }
     args += (i ? ", " : "") + access;
   }
+  std::string text = "(" + names + ") -> ";
   unsigned numResults = op->getNumResults();
   for (unsigned r = 0; r < numResults; ++r) {
     if (r)
