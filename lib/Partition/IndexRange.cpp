@@ -32,7 +32,7 @@ static unsigned scan(const IndexExpr &e, unsigned limit, bool &slice,
     const IndexExpr *x = work.back();
     work.pop_back();
     ++nodes;
-    slice |= x->kind == IndexExpr::Kind::Slice;
+    slice |= x->isWhole();
     mod |= x->kind == IndexExpr::Kind::Mod;
     if (x->kind == IndexExpr::Kind::Var)
       ++uses[x->var];
@@ -70,6 +70,7 @@ static std::optional<int64_t> valueAt(const IndexExpr &e,
   case IndexExpr::Kind::Const:
     return e.value;
   case IndexExpr::Kind::Slice:
+  case IndexExpr::Kind::Opaque:
     return std::nullopt;
   default:
     break;

@@ -331,6 +331,8 @@ tofu::evaluateIndex(const IndexExpr &e, const LoopSpace &space,
   case IndexExpr::Kind::Const:
     return SymbolicInterval::constant(n, Rational(e.value));
   case IndexExpr::Kind::Slice:
+  case IndexExpr::Kind::Opaque:
+    // Any position of the dimension: a gather reads the whole of it.
     return SymbolicInterval::constantRange(n, Rational(0),
                                            Rational(sliceExtent - 1));
   default:

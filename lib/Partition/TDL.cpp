@@ -40,6 +40,13 @@ IndexExpr IndexExpr::makeSlice() {
   return e;
 }
 
+IndexExpr IndexExpr::makeOpaque(int64_t numArgs) {
+  IndexExpr e;
+  e.kind = Kind::Opaque;
+  e.value = numArgs;
+  return e;
+}
+
 IndexExpr IndexExpr::makeBinary(Kind kind, IndexExpr lhs, IndexExpr rhs) {
   IndexExpr e;
   e.kind = kind;
@@ -49,7 +56,7 @@ IndexExpr IndexExpr::makeBinary(Kind kind, IndexExpr lhs, IndexExpr rhs) {
 }
 
 bool IndexExpr::isConstant() const {
-  if (kind == Kind::Var || kind == Kind::Slice)
+  if (kind == Kind::Var || kind == Kind::Slice || kind == Kind::Opaque)
     return false;
   return std::all_of(operands.begin(), operands.end(),
                      [](const IndexExpr &o) { return o.isConstant(); });
@@ -124,6 +131,9 @@ static std::string printIndex(const IndexExpr &e, int minPrec) {
     return std::to_string(e.value);
   case IndexExpr::Kind::Slice:
     return ":";
+  case IndexExpr::Kind::Opaque:
+    // The arguments live in the enclosing access; see printValue.
+    return "opaque(...)";
   case IndexExpr::Kind::Sub:
     if (e.operands[0].kind == IndexExpr::Kind::Const &&
         e.operands[0].value == 0) {
@@ -190,15 +200,28 @@ printValue(const Expr &e, int minPrec,
     return r;
   };
   switch (e.kind) {
-  case Expr::Kind::Access:
+  case Expr::Kind::Access: {
     s = e.name;
-    if (!e.indices.empty()) {
-      s += "[";
-      for (size_t i = 0; i < e.indices.size(); ++i)
-        s += (i ? ", " : "") + printIndexExpr(e.indices[i]);
-      s += "]";
+    if (e.indices.empty())
+      break;
+    s += "[";
+    size_t arg = 0;
+    for (size_t i = 0; i < e.indices.size(); ++i) {
+      const IndexExpr &idx = e.indices[i];
+      s += i ? ", " : "";
+      if (!idx.isOpaque()) {
+        s += printIndexExpr(idx);
+        continue;
+      }
+      // An opaque index prints the next `value` operands of the access.
+      s += "opaque(";
+      for (int64_t a = 0; a < idx.value && arg < e.operands.size(); ++a)
+        s += (a ? ", " : "") + printValue(e.operands[arg++], 0, extents);
+      s += ")";
     }
+    s += "]";
     break;
+  }
   case Expr::Kind::Number:
   case Expr::Kind::Index:
     s = e.name;
@@ -387,12 +410,19 @@ verifyIndex(const IndexExpr &e, const std::set<std::string> &bound,
   case IndexExpr::Kind::Const:
   case IndexExpr::Kind::Slice:
     return std::nullopt;
+  case IndexExpr::Kind::Opaque:
+    if (e.value < 0)
+      return "an opaque index has a negative number of arguments in '" +
+             access + "'";
+    return std::nullopt;
   default:
     break;
   }
   for (const IndexExpr &o : e.operands) {
     if (o.isSlice())
       return "a slice ':' must be a whole index in '" + access + "'";
+    if (o.isOpaque())
+      return "an opaque index must be a whole index in '" + access + "'";
     if (auto err = verifyIndex(o, bound, access))
       return err;
   }
@@ -430,9 +460,17 @@ verifyBody(const Expr &e, const std::set<std::string> &bound,
       return "input '" + e.name + "' is accessed with " +
              std::to_string(e.indices.size()) + " indices in '" + text +
              "' but with " + std::to_string(it->second) + " elsewhere";
-    for (const IndexExpr &i : e.indices)
+    size_t args = 0;
+    for (const IndexExpr &i : e.indices) {
       if (auto err = verifyIndex(i, bound, text))
         return err;
+      if (i.isOpaque())
+        args += i.value;
+    }
+    if (args != e.operands.size())
+      return "the opaque indices of '" + text + "' take " +
+             std::to_string(args) + " arguments but the access holds " +
+             std::to_string(e.operands.size());
   }
   if (e.kind == Expr::Kind::Index && !bound.count(e.name))
     return "unknown name '" + e.name + "'";

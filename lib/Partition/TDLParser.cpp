@@ -11,7 +11,7 @@
 //   unary   ::= '-' unary | primary
 //   primary ::= number | '(' expr ')' | name '[' [index (',' index)*] ']'
 //             | name '(' [expr (',' expr)*] ')' | name | reduce
-//   index   ::= ':' | iexpr
+//   index   ::= ':' | 'opaque' '(' [expr (',' expr)*] ')' | iexpr
 //   iexpr   ::= iterm (('+' | '-') iterm)*
 //   iterm   ::= iunary (('*' | 'floordiv' | 'ceildiv' | 'mod') iunary)*
 //   iunary  ::= '-' iunary | integer | name | '(' iexpr ')'
@@ -407,6 +407,32 @@ bool Parser::parsePrimary(Expr &e) {
     size_t h = 0;
     if (!consumeIf("]")) {
       do {
+        // `opaque(args)`: an index read from values; its arguments become
+        // operands of the access.
+        if (peek().kind == Token::Ident && peek().text == "opaque" &&
+            isPunct("(", 1)) {
+          DepthGuard guard(depth);
+          if (!enter())
+            return false;
+          consume();
+          consume();
+          int64_t numArgs = 0;
+          if (!consumeIf(")")) {
+            do {
+              Expr arg;
+              if (!parseExpr(arg))
+                return false;
+              e.operands.push_back(std::move(arg));
+              ++numArgs;
+              h = std::max(h, height + 1);
+            } while (consumeIf(","));
+            if (!expect(")"))
+              return false;
+          }
+          e.indices.push_back(IndexExpr::makeOpaque(numArgs));
+          h = std::max<size_t>(h, 1);
+          continue;
+        }
         IndexExpr idxExpr;
         if (!parseIndex(idxExpr))
           return false;
@@ -521,6 +547,9 @@ bool Parser::parseIUnary(IndexExpr &e) {
       return false;
     return expect(")");
   }
+  if (peek().kind == Token::Ident && peek().text == "opaque" && isPunct("(", 1))
+    return fail("an opaque index must be a whole index, not part of an "
+                "expression");
   if (peek().kind == Token::Ident && !isIndexKeyword(peek().text)) {
     e = IndexExpr::makeVar(consume().text);
     return setHeight(1);

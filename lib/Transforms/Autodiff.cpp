@@ -23,6 +23,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace tofu {
 #define GEN_PASS_DEF_TOFUAUTODIFF
@@ -95,6 +96,12 @@ private:
                            Combiner combiner, Value root, unsigned operand,
                            bool initAsInput, bool &failed);
   Value pruneInputs(linalg::GenericOp g, unsigned numForwardInputs);
+  LogicalResult differentiateGathers(linalg::GenericOp g, Operation *fwd,
+                                     Combiner combiner, Value root,
+                                     bool initAsInput);
+  Value buildGatherGradient(linalg::GenericOp g, Operation *fwd, Value root,
+                            tensor::ExtractOp extract, bool initAsInput,
+                            bool &failed);
   FailureOr<linalg::GenericOp> explicitCaptures(linalg::GenericOp g,
                                                 Operation *fwd);
 
@@ -387,6 +394,9 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
     addAdjoint(v, grad);
   }
 
+  if (mlir::failed(differentiateGathers(g, fwd, combiner, root, initUsed)))
+    return failure();
+
   // The gradient of the initial value of the output.
   Value init = g.getDpsInitOperand(0)->get();
   if (!isActive(init))
@@ -422,13 +432,183 @@ LogicalResult Differentiator::differentiateGeneric(linalg::GenericOp g,
   return success();
 }
 
+/// Clones into `b` the operations of `block` that `v` depends on and that
+/// `mapping` does not map yet, in block order, and returns v's image.
+static Value cloneDependencies(OpBuilder &b, Block *block, Value v,
+                               IRMapping &mapping) {
+  llvm::DenseSet<Value> needed{v};
+  SmallVector<Operation *> slice;
+  for (Operation &op : llvm::reverse(block->without_terminator())) {
+    if (llvm::none_of(op.getResults(), [&](Value r) {
+          return needed.contains(r) && !mapping.contains(r);
+        }))
+      continue;
+    slice.push_back(&op);
+    for (Value operand : op.getOperands())
+      needed.insert(operand);
+  }
+  for (Operation *op : llvm::reverse(slice))
+    b.clone(*op, mapping);
+  return mapping.lookupOrDefault(v);
+}
+
+/// The loop `d` if `index` is `linalg.index d` of `g`, possibly through index
+/// casts.
+static std::optional<unsigned> getLoopOfIndex(Value index,
+                                              linalg::GenericOp g) {
+  for (;;) {
+    Operation *def = index.getDefiningOp();
+    if (!def || !g->isProperAncestor(def))
+      return std::nullopt;
+    if (auto loop = dyn_cast<linalg::IndexOp>(def))
+      return loop.getDim();
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+      return std::nullopt;
+    index = def->getOperand(0);
+  }
+}
+
+Value Differentiator::buildGatherGradient(linalg::GenericOp g, Operation *fwd,
+                                          Value root,
+                                          tensor::ExtractOp extract,
+                                          bool initAsInput, bool &failed) {
+  // d table[t] = sum over the forward loops of [index(p) == t] * droot/dx * dy
+  // over the forward loops plus one loop per table dimension whose index is
+  // not simply a forward loop (the rows of an embedding): a reduction into
+  // the whole table gradient, which TDL describes affinely.
+  Location loc = fwd->getLoc();
+  Block *body = g.getBody();
+  unsigned numLoops = g.getNumLoops(), numInputs = g.getNumDpsInputs();
+  MLIRContext *ctx = g.getContext();
+  auto tableType = cast<RankedTensorType>(extract.getTensor().getType());
+  SmallVector<AffineExpr> tableExprs;
+  SmallVector<std::pair<unsigned, Value>> matched; // (new loop, index)
+  SmallVector<utils::IteratorType> iters(numLoops,
+                                         utils::IteratorType::reduction);
+  llvm::SmallBitVector used(numLoops);
+  unsigned next = numLoops;
+  for (Value index : extract.getIndices()) {
+    std::optional<unsigned> loop = getLoopOfIndex(index, g);
+    if (loop && !used.test(*loop)) {
+      used.set(*loop);
+      iters[*loop] = utils::IteratorType::parallel;
+      tableExprs.push_back(getAffineDimExpr(*loop, ctx));
+      continue;
+    }
+    matched.push_back({next, index});
+    tableExprs.push_back(getAffineDimExpr(next++, ctx));
+    iters.push_back(utils::IteratorType::parallel);
+  }
+  auto widen = [&](AffineMap m) {
+    return AffineMap::get(next, 0, m.getResults(), ctx);
+  };
+  OpOperand *initOperand = g.getDpsInitOperand(0);
+  AffineMap outMap = g.getMatchingIndexingMap(initOperand);
+  SmallVector<Value> inputs(g.getDpsInputs());
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : g.getDpsInputOperands())
+    maps.push_back(widen(g.getMatchingIndexingMap(in)));
+  inputs.push_back(adjoint.lookup(fwd->getResult(0)));
+  maps.push_back(widen(outMap));
+  if (initAsInput) {
+    inputs.push_back(initOperand->get());
+    maps.push_back(widen(outMap));
+  }
+  maps.push_back(AffineMap::get(next, 0, tableExprs, ctx));
+
+  Value init = zeros(loc, tableType);
+  auto grad = linalg::GenericOp::create(
+      b, loc, TypeRange{tableType}, inputs, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        IRMapping mapping;
+        for (unsigned i = 0; i < numInputs; ++i)
+          mapping.map(body->getArgument(i), args[i]);
+        Value dy = args[numInputs];
+        if (initAsInput)
+          mapping.map(body->getArgument(numInputs), args[numInputs + 1]);
+        Value acc = args.back();
+        FailureOr<Value> d = emitScalarDerivative(
+            nb, l, root, extract.getResult(), mapping, fwd);
+        if (mlir::failed(d) || !*d) {
+          failed = mlir::failed(d);
+          linalg::YieldOp::create(nb, l, acc);
+          return;
+        }
+        Value contribution = arith::MulFOp::create(nb, l, *d, dy);
+        Value hit;
+        for (auto [loop, index] : matched) {
+          Value position = linalg::IndexOp::create(nb, l, loop);
+          Value value = cloneDependencies(nb, body, index, mapping);
+          Value eq = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                           value, position);
+          hit = hit ? arith::AndIOp::create(nb, l, hit, eq).getResult() : eq;
+        }
+        if (hit) {
+          Value zero = arith::ConstantOp::create(
+              nb, l, nb.getFloatAttr(acc.getType(), 0.0));
+          contribution =
+              arith::SelectOp::create(nb, l, hit, contribution, zero);
+        }
+        linalg::YieldOp::create(nb, l,
+                                arith::AddFOp::create(nb, l, acc, contribution)
+                                    .getResult());
+      });
+  return pruneInputs(grad, numInputs);
+}
+
+LogicalResult Differentiator::differentiateGathers(linalg::GenericOp g,
+                                                   Operation *fwd,
+                                                   Combiner combiner,
+                                                   Value root,
+                                                   bool initAsInput) {
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(g.getRegion(), captured);
+  for (Value table : captured) {
+    if (!isActive(table) || !isa<RankedTensorType>(table.getType()))
+      continue;
+    SmallVector<tensor::ExtractOp> reads;
+    bool other = false;
+    for (OpOperand &use : table.getUses()) {
+      if (!g->isProperAncestor(use.getOwner()))
+        continue;
+      auto extract = dyn_cast<tensor::ExtractOp>(use.getOwner());
+      if (!extract || extract->getBlock() != g.getBody())
+        other = true;
+      else if (dependsOn(root, extract.getResult()))
+        reads.push_back(extract);
+    }
+    if (other)
+      return cannotDifferentiate(fwd)
+             << ": its body reads the active tensor " << table.getType()
+             << " other than with tensor.extract in its body";
+    if (reads.empty()) {
+      markZero(table);
+      continue;
+    }
+    if (combiner == Combiner::Max || combiner == Combiner::Min)
+      return cannotDifferentiate(fwd)
+             << ": a gather under a max or min reduction";
+    for (tensor::ExtractOp extract : reads) {
+      bool failed = false;
+      Value grad =
+          buildGatherGradient(g, fwd, root, extract, initAsInput, failed);
+      if (failed)
+        return failure();
+      addAdjoint(table, grad);
+    }
+  }
+  return success();
+}
+
 FailureOr<linalg::GenericOp>
 Differentiator::explicitCaptures(linalg::GenericOp g, Operation *fwd) {
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(g.getRegion(), captured);
   SmallVector<Value> scalars;
   for (Value v : captured) {
-    if (!isActive(v))
+    // Active tensors read with tensor.extract are gathers (see
+    // differentiateGathers).
+    if (!isActive(v) || isa<RankedTensorType>(v.getType()))
       continue;
     if (!isa<FloatType>(v.getType()))
       return cannotDifferentiate(fwd)

@@ -1,6 +1,7 @@
 //===- GraphImport.cpp - From a function to the search's graph ------------===//
 
 #include "tofu/Transforms/GraphImport.h"
+#include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 
@@ -159,17 +160,20 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
       return op.emitError("tofu-search: the TDL description does not fit "
                           "the operation: ")
              << reason;
-    if (desc.inputs.size() != op.getNumOperands() ||
+    // Captured tensors (a gather's table) are inputs after the operands.
+    SmallVector<Value> inputs = tdl::getDescribedInputs(&op);
+    if (desc.inputs.size() != inputs.size() ||
         desc.outputs.size() != op.getNumResults())
       return op.emitError("the TDL description has ")
              << desc.inputs.size() << " inputs and " << desc.outputs.size()
-             << " outputs but the operation has " << op.getNumOperands()
-             << " operands and " << op.getNumResults() << " results";
+             << " outputs but the operation has " << inputs.size()
+             << " operands and captured tensors and " << op.getNumResults()
+             << " results";
     OpNode node;
     node.name = op.getName().getStringRef().str();
     node.desc = shared;
     node.shapes = std::move(*shapes);
-    for (Value v : op.getOperands())
+    for (Value v : inputs)
       node.inputs.push_back(getTensor(v));
     int index = g.ops.size();
     for (Value r : op.getResults()) {

@@ -162,6 +162,64 @@ TEST(StrategyTest, DeclaredExtentsForPaddedWindows) {
   EXPECT_EQ(y->inputs[0].regions[1].str(), "[0:1, 3:7]");
 }
 
+TEST(StrategyTest, GatherCutsTheTableOnlyAlongItsAffineDimension) {
+  // out[b, s, h] = table[ids[b, s], h]: ids 2x8, table 100x16.
+  StrategySet set =
+      discover("(ids, table) -> (b, s, h) = table[opaque(ids[b, s]), h]",
+               {{{2, 8}, {100, 16}}, {{2, 8, 16}}});
+  EXPECT_EQ(set.space.vars, (std::vector<std::string>{"b", "s", "h"}));
+  EXPECT_EQ(set.space.extents, (std::vector<int64_t>{2, 8, 16}));
+  ASSERT_EQ(set.strategies.size(), 3u);
+  // Cutting b or s reads the ids of the chunk and the whole table.
+  for (const char *v : {"b", "s"}) {
+    const Strategy *s = find(set, v);
+    ASSERT_TRUE(s) << v;
+    const InputRequirement &ids = s->inputs[0], &table = s->inputs[1];
+    EXPECT_TRUE(ids.read);
+    EXPECT_EQ(ids.cutDim, std::string(v) == "b" ? 0 : 1);
+    EXPECT_EQ(table.cutDim, -1);
+    EXPECT_EQ(table.regions[0].str(), "[0:99, 0:15]");
+    EXPECT_EQ(table.regions[1].str(), "[0:99, 0:15]");
+    // A replicated table costs nothing; a cut one must be gathered whole.
+    EXPECT_EQ(table.fetch[2], 0);
+    EXPECT_EQ(table.fetch[0], 1600);
+    EXPECT_EQ(table.fetch[1], 1600);
+    EXPECT_EQ(s->outputs[0].str(), std::string("cut(") +
+                                       (std::string(v) == "b" ? "0" : "1") +
+                                       ")");
+  }
+  // Cutting h cuts the table along h and reads all the ids.
+  const Strategy *h = find(set, "h");
+  ASSERT_TRUE(h);
+  const InputRequirement &ids = h->inputs[0], &table = h->inputs[1];
+  EXPECT_EQ(ids.cutDim, -1);
+  EXPECT_EQ(table.cutDim, 1);
+  EXPECT_EQ(table.regions[0].str(), "[0:99, 0:7]");
+  EXPECT_EQ(table.regions[1].str(), "[0:99, 8:15]");
+  EXPECT_FALSE(table.hasHalo());
+  EXPECT_EQ(table.fetch[1], 0);
+  EXPECT_EQ(table.fetch[0], 800);
+  EXPECT_EQ(table.fetch[2], 0);
+}
+
+TEST(StrategyTest, GatherIndexIsNeverAnExtentSource) {
+  // A variable used only inside an opaque index gets no extent from the
+  // dimension the index selects.
+  EXPECT_NE(discoverError("(ids, t) -> (b, h) = sum(v) t[opaque(ids[b], v), h]",
+                          {{{4}, {10, 3}}, {{4, 3}}})
+                .find("cannot infer the extent of index variable 'v'"),
+            std::string::npos);
+  // A gather whose ids are read through an affine window still finds it.
+  StrategySet set =
+      discover("(ids, t) -> (b, h) = t[opaque(ids[b + 1]), h]",
+               {{{5}, {10, 4}}, {{4, 4}}});
+  const Strategy *b = find(set, "b");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->inputs[0].regions[0].str(), "[1:2]");
+  EXPECT_EQ(b->inputs[0].regions[1].str(), "[3:4]");
+  EXPECT_EQ(b->inputs[0].halo[0], 0);
+}
+
 TEST(StrategyTest, ShapeMismatches) {
   EXPECT_NE(discoverError("(i, j) = sum(k) A[i, k] * B[k, j]",
                           {{{8, 6}, {5, 4}}, {{8, 4}}})

@@ -45,6 +45,61 @@ TEST(TDLTest, OpaqueAndSlices) {
   EXPECT_EQ(d.outputs[0].body.kind, Expr::Kind::Opaque);
 }
 
+TEST(TDLTest, GatherRoundTrips) {
+  // An embedding lookup: the row index is read from `ids`.
+  OpDesc d = mustParse("(b, s, h) = table[opaque(ids[b, s]), h]");
+  EXPECT_EQ(d.inputs, (std::vector<std::string>{"table", "ids"}));
+  const Expr &body = d.outputs[0].body;
+  ASSERT_EQ(body.kind, Expr::Kind::Access);
+  ASSERT_EQ(body.indices.size(), 2u);
+  EXPECT_TRUE(body.indices[0].isOpaque());
+  EXPECT_EQ(body.indices[0].value, 1);
+  ASSERT_EQ(body.operands.size(), 1u);
+  EXPECT_EQ(printExpr(body.operands[0]), "ids[b, s]");
+  EXPECT_EQ(d.str(), "(table, ids) -> (b, s, h) = table[opaque(ids[b, s]), h]");
+  EXPECT_EQ(mustParse(d.str()), d);
+  EXPECT_FALSE(d.isElementwise());
+  // Several arguments, several opaque indices, values of index variables
+  // and scalar inputs.
+  OpDesc two = mustParse("(ids, t, c) -> (i, j) = t[opaque(ids[i] * 2, c), "
+                         "opaque(j), j] + 1.0");
+  EXPECT_EQ(two.str(), "(ids, t, c) -> (i, j) = t[opaque(ids[i] * 2, c), "
+                       "opaque(j), j] + 1.0");
+  EXPECT_EQ(mustParse(two.str()), two);
+  ASSERT_EQ(two.outputs[0].body.operands[0].operands.size(), 3u);
+  EXPECT_EQ(two.outputs[0].body.operands[0].operands[1].kind,
+            Expr::Kind::Access);
+  // No arguments at all: any row.
+  EXPECT_EQ(mustParse("(t) -> (h) = t[opaque(), h]").str(),
+            "(t) -> (h) = t[opaque(), h]");
+}
+
+TEST(TDLTest, GatherErrors) {
+  EXPECT_NE(parseError("(b, h) = t[opaque(ids[b]) + 1, h]")
+                .find("expected ']'"),
+            std::string::npos);
+  EXPECT_NE(parseError("(b, h) = t[1 + opaque(ids[b]), h]")
+                .find("an opaque index must be a whole index"),
+            std::string::npos);
+  EXPECT_NE(parseError("(b, h) = t[opaque(ids[q]), h]")
+                .find("unknown index variable 'q' in 'ids[q]'"),
+            std::string::npos);
+  EXPECT_NE(parseError("(ids, t) -> (b, h) = t[opaque(u[b]), h]")
+                .find("access to 'u', which is not an input"),
+            std::string::npos);
+  EXPECT_NE(parseError("(b, h) = t[opaque(ids[b]), h] + ids[b, h]")
+                .find("accessed with 2 indices"),
+            std::string::npos);
+  // A hand-built access whose opaque index claims more arguments than the
+  // access holds.
+  OpDesc d = mustParse("(t) -> (h) = t[opaque(), h]");
+  d.outputs[0].body.indices[0].value = 2;
+  std::optional<std::string> err = d.verify();
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("take 2 arguments but the access holds 0"),
+            std::string::npos);
+}
+
 TEST(TDLTest, PrecedenceAndParentheses) {
   OpDesc d = mustParse("(i) = (a[i] + b[i]) * -c[i] - (x[i] - y[i])");
   EXPECT_EQ(d.str(), "(a, b, c, x, y) -> (i) = (a[i] + b[i]) * -c[i] - "

@@ -9,8 +9,9 @@
 //   x[b, c] - mean[c]; mean(c) = sum(b) x[b, c]
 //
 // Accesses are affine in the index variables (constants, +, -, * by a
-// constant, floordiv/ceildiv/mod by a constant) or whole-dimension slices
-// (`:`). The body is arithmetic over accesses, constants, index values,
+// constant, floordiv/ceildiv/mod by a constant), whole-dimension slices
+// (`:`) or opaque indices read from other tensors (`opaque(ids[b, s])`, a
+// gather). The body is arithmetic over accesses, constants, index values,
 // scalar functions (`exp(...)`) and opaque functions (`opaque(...)`).
 //
 // This library has no MLIR dependency; the `#tdl.desc` attribute wraps it.
@@ -43,11 +44,25 @@ const char *stringifyReducer(Reducer r);
 
 /// An index expression inside an access `t[...]`.
 struct IndexExpr {
-  enum class Kind { Var, Const, Add, Sub, Mul, FloorDiv, CeilDiv, Mod, Slice };
+  enum class Kind {
+    Var,
+    Const,
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    CeilDiv,
+    Mod,
+    Slice,
+    /// `opaque(args)`: an index computed from values (a gather). Like a
+    /// slice it may be any position of its dimension. Its arguments are
+    /// value expressions held by the enclosing access (Expr::operands).
+    Opaque
+  };
   Kind kind = Kind::Const;
   /// The variable name for Var.
   std::string var;
-  /// The value for Const.
+  /// The value for Const; the number of arguments for Opaque.
   int64_t value = 0;
   /// The operands of binary kinds.
   std::vector<IndexExpr> operands;
@@ -55,13 +70,19 @@ struct IndexExpr {
   static IndexExpr makeVar(std::string name);
   static IndexExpr makeConst(int64_t v);
   static IndexExpr makeSlice();
+  static IndexExpr makeOpaque(int64_t numArgs);
   static IndexExpr makeBinary(Kind kind, IndexExpr lhs, IndexExpr rhs);
 
   bool isVar() const { return kind == Kind::Var; }
   bool isSlice() const { return kind == Kind::Slice; }
+  bool isOpaque() const { return kind == Kind::Opaque; }
+  /// True for the indices that may be any position of their dimension:
+  /// slices and opaque indices.
+  bool isWhole() const { return isSlice() || isOpaque(); }
   /// True if no variable occurs in this expression.
   bool isConstant() const;
-  /// Collects the variables used, in order of first occurrence.
+  /// Collects the variables used, in order of first occurrence (not those of
+  /// an opaque index's arguments, which the enclosing access holds).
   void collectVars(std::vector<std::string> &vars) const;
   bool operator==(const IndexExpr &o) const;
 };
@@ -87,7 +108,9 @@ struct Expr {
   std::vector<std::string> reductionVars;
   /// Access indices.
   std::vector<IndexExpr> indices;
-  /// Operands (Binary, Neg, Call, Opaque).
+  /// Operands (Binary, Neg, Call, Opaque, Reduce). For an Access: the
+  /// arguments of its opaque indices, in index order, so that every pass
+  /// over the operands also sees the accesses a gather's indices read.
   std::vector<Expr> operands;
 
   bool operator==(const Expr &o) const;

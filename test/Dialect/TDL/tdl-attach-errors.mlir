@@ -62,16 +62,58 @@ func.func @dynamic(%a: tensor<?x6xf32>, %b: tensor<6x4xf32>, %c: tensor<?x4xf32>
 
 // -----
 
-// Tests that data-dependent indexing in a linalg.generic body is reported.
+// Tests that a body reading a tensor it builds itself is reported.
 
 #id = affine_map<(d0) -> (d0)>
-func.func @gather(%idx: tensor<4xindex>, %table: tensor<10xf32>) -> tensor<4xf32> {
+func.func @extract_local(%a: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error@+1 {{'linalg.generic' op cannot be described in TDL: the body reads a tensor with data-dependent indices (tensor.extract)}}
+  // expected-error@+1 {{'linalg.generic' op cannot be described in TDL: the body reads a tensor that it computes itself (tensor.extract)}}
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c0 = arith.constant 0 : index
+    // expected-error@+1 {{'tensor.from_elements' op cannot be described in TDL: no TDL description is known for this operation}}
+    %t = tensor.from_elements %x : tensor<1xf32>
+    %v = tensor.extract %t[%c0] : tensor<1xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a captured tensor used other than through tensor.extract is
+// reported.
+
+#id = affine_map<(d0) -> (d0)>
+func.func @capture_dim(%a: tensor<4xf32>, %table: tensor<10xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error@+1 {{'linalg.generic' op cannot be described in TDL: the body uses a captured tensor other than through tensor.extract}}
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %table, %c0 : tensor<10xf32>
+    %i = arith.index_cast %n : index to i64
+    %f = arith.sitofp %i : i64 to f32
+    %y = arith.addf %x, %f : f32
+    linalg.yield %y : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a gather from a captured tensor of dynamic shape is reported.
+
+#id = affine_map<(d0) -> (d0)>
+func.func @capture_dynamic(%idx: tensor<4xindex>, %table: tensor<?xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error@+1 {{'linalg.generic' op cannot be described in TDL: the body reads a captured tensor of dynamic shape}}
   %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%idx : tensor<4xindex>) outs(%e : tensor<4xf32>) {
   ^bb0(%i: index, %o: f32):
-    %v = tensor.extract %table[%i] : tensor<10xf32>
+    %v = tensor.extract %table[%i] : tensor<?xf32>
     linalg.yield %v : f32
   } -> tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -155,4 +197,25 @@ func.func @huge_coefficient(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
   // expected-error@+1 {{'foo.stride' op TDL description does not fit the operation: access 'a[i * 4611686018427387904, j]' to input 'a' reaches indices in dimension 0 beyond what the cost model can represent (64-bit integers)}}
   %0 = "foo.stride"(%a) {tdl.desc = #tdl.desc<(a) -> (i, j) = a[i * 4611686018427387904, j]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// Tests that an opaque index inside an index expression is reported.
+
+func.func @opaque_index_in_expression(%ids: tensor<4xi64>, %t: tensor<10x3xf32>) -> tensor<4x3xf32> {
+  // expected-error@+1 {{cannot be described in TDL: invalid TDL description: an opaque index must be a whole index, not part of an expression, found 'opaque'}}
+  %0 = "test.gather"(%ids, %t) {tdl.desc = "(ids, t) -> (b, h) = t[1 + opaque(ids[b]), h]"} : (tensor<4xi64>, tensor<10x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that a gather description whose arguments read an input with the
+// wrong rank is checked against the shapes.
+
+func.func @gather_rank(%ids: tensor<4xi64>, %t: tensor<10x3xf32>) -> tensor<4x3xf32> {
+  // expected-error@+1 {{TDL description does not fit the operation: shape mismatch: input 'ids' has rank 1 (4) but is accessed as 'ids[b, h]'}}
+  %0 = "test.gather"(%ids, %t) {tdl.desc = "(ids, t) -> (b, h) = t[opaque(ids[b, h]), h]"} : (tensor<4xi64>, tensor<10x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
 }

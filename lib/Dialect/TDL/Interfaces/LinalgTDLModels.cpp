@@ -16,6 +16,12 @@
 //     slice;
 //   * a reduction's combiner `out = f(out, x)` becomes the reducer of f
 //     (addf/addi: sum, mulf/muli: prod, max*: max, min*: min) over x;
+//   * a tensor that the body reads with tensor.extract from above is an
+//     input `cap<i>` after the operands; each index of the read is affine
+//     where it is a function of linalg.index values (a position or rotary
+//     table), and otherwise `opaque(...)` of the values it is computed from
+//     (an embedding lookup, `cap0[opaque(in0[d0, d1]), d2]`), which reads
+//     that dimension whole;
 //   * the body becomes an expression over the accesses; a body that is too
 //     large to print is summarised as one element-wise function of the
 //     values it reads.
@@ -183,17 +189,98 @@ describeScatter(linalg::LinalgOp op, const std::vector<std::string> &names,
   return text + ") opaque(" + args + "))";
 }
 
+/// An index value of a body as an affine TDL index, and whether it is known
+/// to be non-negative (which makes signed and unsigned division floordiv).
+struct AffineIndex {
+  std::string text;
+  bool nonNegative = false;
+};
+
+/// The affine form of an index computed in the body of `op` from
+/// `linalg.index` values and constants with add, sub, mul by a constant,
+/// and division or remainder of a non-negative value by a positive constant
+/// (through index casts). std::nullopt for anything else, such as an index
+/// read from a tensor.
+static std::optional<AffineIndex> getAffineIndex(Value v, Operation *op,
+                                                 unsigned depth = 0) {
+  if (depth > 32)
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+    if (!op->isProperAncestor(def))
+      return std::nullopt;
+    return AffineIndex{"d" + std::to_string(index.getDim()), true};
+  }
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto i = dyn_cast<IntegerAttr>(cst.getValue());
+    if (!i || i.getValue().getSignificantBits() > 63)
+      return std::nullopt;
+    int64_t val = i.getValue().getSExtValue();
+    return AffineIndex{val < 0 ? "(" + std::to_string(val) + ")"
+                               : std::to_string(val),
+                       val >= 0};
+  }
+  if (!op->isProperAncestor(def))
+    return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return getAffineIndex(def->getOperand(0), op, depth + 1);
+  if (def->getNumOperands() != 2)
+    return std::nullopt;
+  auto lhs = getAffineIndex(def->getOperand(0), op, depth + 1);
+  auto rhs = getAffineIndex(def->getOperand(1), op, depth + 1);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  auto positiveConstant = [](const AffineIndex &x) {
+    return x.nonNegative && x.text != "0" &&
+           x.text.find_first_not_of("0123456789") == std::string::npos;
+  };
+  auto binary = [&](const char *opText, bool nonNegative) {
+    return AffineIndex{"(" + lhs->text + opText + rhs->text + ")",
+                       nonNegative};
+  };
+  if (isa<arith::AddIOp>(def))
+    return binary(" + ", lhs->nonNegative && rhs->nonNegative);
+  if (isa<arith::SubIOp>(def))
+    return binary(" - ", false);
+  if (isa<arith::MulIOp>(def)) {
+    bool lhsConst = lhs->text.find('d') == std::string::npos;
+    bool rhsConst = rhs->text.find('d') == std::string::npos;
+    if (!lhsConst && !rhsConst)
+      return std::nullopt;
+    return binary(" * ", lhs->nonNegative && rhs->nonNegative);
+  }
+  if (!positiveConstant(*rhs))
+    return std::nullopt;
+  if (isa<arith::FloorDivSIOp>(def) ||
+      (lhs->nonNegative && isa<arith::DivSIOp, arith::DivUIOp>(def)))
+    return binary(" floordiv ", lhs->nonNegative);
+  if (isa<arith::CeilDivSIOp>(def) ||
+      (lhs->nonNegative && isa<arith::CeilDivUIOp>(def)))
+    return binary(" ceildiv ", lhs->nonNegative);
+  if (lhs->nonNegative && isa<arith::RemSIOp, arith::RemUIOp>(def))
+    return binary(" mod ", true);
+  return std::nullopt;
+}
+
 /// Builds TDL expressions from the scalar body of a linalg op.
 class BodyPrinter {
 public:
-  BodyPrinter(linalg::LinalgOp op, std::vector<std::string> operandNames)
-      : op(op), names(std::move(operandNames)) {}
+  BodyPrinter(linalg::LinalgOp op, std::vector<std::string> operandNames,
+              ArrayRef<Value> captured)
+      : op(op), names(std::move(operandNames)), captured(captured) {}
 
   /// The expression for `v`, or failure with `reason`.
   FailureOr<std::string> print(Value v, std::string &reason) {
     if (++nodes > kMaxNodes) {
       tooLarge = true;
       return std::string("0");
+    }
+    if (llvm::is_contained(captured, v)) {
+      reason = "the body uses a captured tensor other than through "
+               "tensor.extract";
+      return failure();
     }
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       if (arg.getOwner() != op.getBlock())
@@ -232,11 +319,8 @@ public:
       return std::string("captured()");
     if (auto index = dyn_cast<linalg::IndexOp>(def))
       return "d" + std::to_string(index.getDim());
-    if (isa<tensor::ExtractOp>(def)) {
-      reason = "the body reads a tensor with data-dependent indices "
-               "(tensor.extract)";
-      return failure();
-    }
+    if (auto extract = dyn_cast<tensor::ExtractOp>(def))
+      return printExtract(extract, reason);
     if (def->getNumRegions() != 0) {
       reason = "the body contains a region-holding op '" +
                def->getName().getStringRef().str() + "'";
@@ -254,18 +338,75 @@ public:
 
   bool isTooLarge() const { return tooLarge; }
 
-  /// An element-wise function of every value the body reads.
-  std::string summary() const {
+  /// An element-wise function of every value the body reads: each used
+  /// operand through its indexing map and each captured tensor whole (the
+  /// printer may have stopped before reaching them).
+  std::string summary() {
     std::string s = "body(";
     bool first = true;
+    std::string reason;
+    for (BlockArgument arg : op.getBlock()->getArguments()) {
+      if (arg.use_empty())
+        continue;
+      OpOperand *operand = op.getMatchingOpOperand(arg);
+      unsigned n = operand->getOperandNumber();
+      auto access =
+          printAccess(names[n], op.getMatchingIndexingMap(operand), reason);
+      if (succeeded(access))
+        leaves[n] = *access;
+    }
     for (auto &[n, access] : leaves) {
       s += (first ? "" : ", ") + access;
       first = false;
+    }
+    for (auto [i, v] : llvm::enumerate(captured)) {
+      s += (first ? "" : ", ") + captureName(i);
+      first = false;
+      auto type = cast<RankedTensorType>(v.getType());
+      if (type.getRank() == 0)
+        continue;
+      s += "[";
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        s += d ? ", :" : ":";
+      s += "]";
     }
     return s + ")";
   }
 
 private:
+  std::string captureName(size_t i) const {
+    return names[names.size() - captured.size() + i];
+  }
+
+  /// `cap<i>[...]` for a read of a captured tensor: each index affine where
+  /// it is a function of the loops, and `opaque(...)` of the values it is
+  /// computed from otherwise (a gather: that dimension is read whole).
+  FailureOr<std::string> printExtract(tensor::ExtractOp extract,
+                                      std::string &reason) {
+    const Value *it = llvm::find(captured, extract.getTensor());
+    if (it == captured.end()) {
+      reason = "the body reads a tensor that it computes itself "
+               "(tensor.extract)";
+      return failure();
+    }
+    std::string s = captureName(it - captured.begin());
+    if (extract.getIndices().empty())
+      return s;
+    s += "[";
+    for (auto [i, index] : llvm::enumerate(extract.getIndices())) {
+      s += i ? ", " : "";
+      if (std::optional<AffineIndex> affine = getAffineIndex(index, op)) {
+        s += affine->text;
+        continue;
+      }
+      auto value = print(index, reason);
+      if (failed(value))
+        return failure();
+      s += "opaque(" + *value + ")";
+    }
+    return s + "]";
+  }
+
   static std::string formatNumber(double d) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -278,7 +419,9 @@ private:
 
   static constexpr unsigned kMaxNodes = 256;
   linalg::LinalgOp op;
+  /// Operand names, then the names of the captured tensors.
   std::vector<std::string> names;
+  ArrayRef<Value> captured;
   std::map<unsigned, std::string> leaves;
   unsigned nodes = 0;
   bool tooLarge = false;
@@ -315,6 +458,16 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
                       : operand.getOperandNumber();
     names.push_back((init ? "init" : "in") + std::to_string(n));
   }
+  // Tensors the body reads from above (an embedding table) are inputs too.
+  SmallVector<Value> captured = getCapturedTensors(op);
+  for (auto [i, v] : llvm::enumerate(captured)) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (!type.hasStaticShape()) {
+      reason = "the body reads a captured tensor of dynamic shape";
+      return failure();
+    }
+    names.push_back("cap" + std::to_string(i));
+  }
   auto iterators = op.getIteratorTypesArray();
   Block *body = op.getBlock();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
@@ -328,6 +481,11 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
     OpOperand *init = op.getDpsInitOperand(r);
     AffineMap map = op.getMatchingIndexingMap(init);
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/true)) {
+      if (!captured.empty()) {
+        reason = "a scatter (compound output map) whose body reads captured "
+                 "tensors";
+        return failure();
+      }
       auto scatter = describeScatter(op, names, reason);
       if (failed(scatter))
         return failure();
@@ -355,7 +513,7 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
       if (iterators[d] == utils::IteratorType::reduction)
         reductionDims.push_back(d);
 
-    BodyPrinter printer(op, names);
+    BodyPrinter printer(op, names, captured);
     Value yielded = yield.getOperand(r);
     BlockArgument outArg = op.getMatchingBlockArgument(init);
     std::string expr;

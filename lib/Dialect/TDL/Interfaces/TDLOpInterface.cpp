@@ -6,7 +6,9 @@
 
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace tofu::tdl;
@@ -23,6 +25,24 @@ FailureOr<OpDesc> tofu::tdl::parseGeneratedDescription(const std::string &text,
     return failure();
   }
   return *desc;
+}
+
+SmallVector<Value> tofu::tdl::getCapturedTensors(Operation *op) {
+  SmallVector<Value> tensors;
+  if (op->getNumRegions() == 0)
+    return tensors;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value v : captured)
+    if (isa<RankedTensorType>(v.getType()))
+      tensors.push_back(v);
+  return tensors;
+}
+
+SmallVector<Value> tofu::tdl::getDescribedInputs(Operation *op) {
+  SmallVector<Value> inputs(op->getOperands());
+  llvm::append_range(inputs, getCapturedTensors(op));
+  return inputs;
 }
 
 std::string tofu::tdl::printScalarOp(StringRef opName,

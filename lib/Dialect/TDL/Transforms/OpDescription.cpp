@@ -6,6 +6,8 @@
 
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
 
+#include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -43,8 +45,9 @@ static FailureOr<Shape> getShape(Type type, std::string &reason) {
 
 FailureOr<OpShapes> tofu::tdl::getOpShapes(Operation *op, std::string &reason) {
   OpShapes shapes;
-  for (Type t : op->getOperandTypes()) {
-    auto s = getShape(t, reason);
+  // Captured tensors (a gather's table) are inputs after the operands.
+  for (Value v : getDescribedInputs(op)) {
+    auto s = getShape(v.getType(), reason);
     if (failed(s))
       return failure();
     shapes.inputs.push_back(*s);

@@ -13,8 +13,11 @@
 #include "tofu/Partition/TDLLibrary.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
 
 #define DEBUG_TYPE "tdl-attach"
 
@@ -31,13 +34,18 @@ using namespace tofu::tdl;
 
 namespace {
 
-/// An opaque description over all operands: no dimension can be cut.
+/// An opaque description over all operands and captured tensors: no
+/// dimension can be cut.
 static OpDesc makeOpaqueDescription(Operation *op) {
-  std::string text = "(" + printOperandNames(op) + ") -> ";
-  std::string args;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-    std::string access = "in" + std::to_string(i);
-    if (auto t = dyn_cast<ShapedType>(op->getOperand(i).getType());
+  SmallVector<Value> inputs = getDescribedInputs(op);
+  std::string names, args;
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    bool captured = i >= op->getNumOperands();
+    std::string access =
+        captured ? "cap" + std::to_string(i - op->getNumOperands())
+                 : "in" + std::to_string(i);
+    names += (i ? ", " : "") + access;
+    if (auto t = dyn_cast<ShapedType>(inputs[i].getType());
         t && t.getRank() > 0) {
       access += "[";
       for (int64_t d = 0; d < t.getRank(); ++d)
@@ -46,6 +54,7 @@ static OpDesc makeOpaqueDescription(Operation *op) {
     }
     args += (i ? ", " : "") + access;
   }
+  std::string text = "(" + names + ") -> ";
   unsigned numResults = op->getNumResults();
   for (unsigned r = 0; r < numResults; ++r) {
     if (r)
@@ -62,6 +71,81 @@ static OpDesc makeOpaqueDescription(Operation *op) {
   std::optional<OpDesc> desc = parse(text, error);
   assert(desc && "opaque descriptions are well formed");
   return *desc;
+}
+
+/// Everything an external model's description of `op` depends on, as a
+/// sequence of uniqued pointers and small integers: the op's name, inherent
+/// and discardable attributes, operand and result types, and the structure of
+/// its regions (each nested op with its attributes and types, and each
+/// operand as a block argument, an earlier nested result, a constant or
+/// captured value defined above, by its attribute or type). Two operations
+/// with equal fingerprints get equal descriptions, so a model of many
+/// identical layers is described once per distinct operation.
+static void fingerprint(Operation *op, SmallVectorImpl<uintptr_t> &key) {
+  auto ptr = [&](const void *p) { key.push_back(uintptr_t(p)); };
+  auto describeOp = [&](Operation *o) {
+    ptr(o->getName().getAsOpaquePointer());
+    ptr(o->getPropertiesAsAttribute().getAsOpaquePointer());
+    ptr(o->getRawDictionaryAttrs().getAsOpaquePointer());
+    key.push_back(o->getNumOperands());
+    key.push_back(o->getNumResults());
+    for (Type t : o->getResultTypes())
+      ptr(t.getAsOpaquePointer());
+    key.push_back(o->getNumRegions());
+  };
+  describeOp(op);
+  for (Type t : op->getOperandTypes())
+    ptr(t.getAsOpaquePointer());
+  if (op->getNumRegions() == 0)
+    return;
+  SmallVector<Value> captured = getCapturedTensors(op);
+  llvm::DenseMap<Value, unsigned> local;
+  unsigned next = 0;
+  for (Region &region : op->getRegions()) {
+    region.walk<WalkOrder::PreOrder>([&](Block *block) {
+      key.push_back(block->getNumArguments());
+      for (BlockArgument arg : block->getArguments()) {
+        ptr(arg.getType().getAsOpaquePointer());
+        local[arg] = next++;
+      }
+    });
+  }
+  op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
+    if (nested == op)
+      return;
+    describeOp(nested);
+    for (Value v : nested->getOperands()) {
+      if (auto it = local.find(v); it != local.end()) {
+        key.push_back(1);
+        key.push_back(it->second);
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (def && op->isProperAncestor(def)) {
+        // A value of an op nested in another block (not visited yet).
+        key.push_back(2);
+        ptr(v.getAsOpaquePointer());
+        continue;
+      }
+      if (const Value *c = llvm::find(captured, v); c != captured.end()) {
+        key.push_back(3);
+        key.push_back(c - captured.begin());
+        ptr(v.getType().getAsOpaquePointer());
+        continue;
+      }
+      Attribute constant;
+      if (def && matchPattern(v, m_Constant(&constant))) {
+        key.push_back(4);
+        ptr(constant.getAsOpaquePointer());
+        ptr(v.getType().getAsOpaquePointer());
+        continue;
+      }
+      key.push_back(5);
+      ptr(v.getType().getAsOpaquePointer());
+    }
+    for (Value r : nested->getResults())
+      local[r] = next++;
+  });
 }
 
 struct TDLAttachPass : public tofu::tdl::impl::TDLAttachBase<TDLAttachPass> {
@@ -161,9 +245,23 @@ void TDLAttachPass::runOnOperation() {
     return signalPassFailure();
 
   bool hadError = false;
+  // Checked descriptions from the op's own interface, by fingerprint.
+  std::map<SmallVector<uintptr_t>, DescAttr> cache;
+  SmallVector<uintptr_t> key;
   module.walk([&](Operation *op) {
     if (!needsDescription(op))
       return;
+    bool cacheable = isa<TDLOpInterface>(op) &&
+                     !op->hasAttr(TDLDialect::getDescAttrName()) &&
+                     !library.lookup(op->getName().getStringRef().str());
+    if (cacheable) {
+      key.clear();
+      fingerprint(op, key);
+      if (auto it = cache.find(key); it != cache.end()) {
+        op->setAttr(TDLDialect::getDescAttrName(), it->second);
+        return;
+      }
+    }
     std::string reason;
     StringRef source;
     FailureOr<OpDesc> desc = describe(op, reason, source);
@@ -184,6 +282,7 @@ void TDLAttachPass::runOnOperation() {
         return;
       }
     }
+    bool reusable = cacheable && source == "interface" && succeeded(desc);
     if (failed(desc)) {
       if (source == "attribute" || source == "library" || !allowOpaque) {
         op->emitOpError("cannot be described in TDL: ") << reason;
@@ -196,8 +295,12 @@ void TDLAttachPass::runOnOperation() {
     }
     LLVM_DEBUG(llvm::dbgs() << op->getName() << " (" << source
                             << "): " << desc->str() << "\n");
-    op->setAttr(TDLDialect::getDescAttrName(),
-                DescAttr::get(op->getContext(), *desc));
+    auto attr = DescAttr::get(op->getContext(), *desc);
+    // Only checked descriptions from the interface are reused: errors and
+    // remarks are reported on every operation.
+    if (reusable)
+      cache.emplace(key, attr);
+    op->setAttr(TDLDialect::getDescAttrName(), attr);
   });
   if (hadError)
     signalPassFailure();

@@ -49,6 +49,16 @@ std::string printDim(int64_t d);
 /// Input names `in0, in1, ...` for the operands of `op`, joined with commas.
 std::string printOperandNames(mlir::Operation *op);
 
+/// The ranked tensors that the regions of `op` read without taking them as
+/// operands (values defined above, such as the table of an embedding
+/// lookup), in order of first use. A description lists them as inputs after
+/// the operands, named `cap0, cap1, ...`.
+llvm::SmallVector<mlir::Value> getCapturedTensors(mlir::Operation *op);
+
+/// The values that a description of `op` names as its inputs: the operands,
+/// then the captured tensors.
+llvm::SmallVector<mlir::Value> getDescribedInputs(mlir::Operation *op);
+
 /// Parses `text`, which an external model built, as a description. Failure
 /// means the model produced a malformed description: `reason` says so.
 mlir::FailureOr<OpDesc> parseGeneratedDescription(const std::string &text,

@@ -22,7 +22,8 @@ namespace tdl {
 /// everything but sources (tensor.empty, constants) and terminators.
 bool needsDescription(mlir::Operation *op);
 
-/// The shapes of the operation's operands (scalars are rank 0) and results.
+/// The shapes of the operation's described inputs (its operands, scalars as
+/// rank 0, then the tensors its regions capture) and results.
 /// Fails with a reason on dynamic shapes or non-tensor, non-scalar types.
 mlir::FailureOr<OpShapes> getOpShapes(mlir::Operation *op, std::string &reason);
 
