@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/TofuCudaRuntime.h"
+#include "tofu/Runtime/GemmPlan.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace {
 
@@ -125,52 +127,6 @@ Blas &getBlas() {
     blas = b;
   }
   return *blas;
-}
-
-/// How cuBLAS sees one matrix operand: column-major storage of the matrix
-/// itself (`transposed` false) or of its transpose, with leading dimension
-/// `ld`.
-struct Operand {
-  bool transposed = false;
-  int ld = 1;
-};
-
-int checkedInt(intptr_t value, const char *what) {
-  if (value < 0 || value > INT_MAX)
-    misuse("tofu_gpu_sgemm", what);
-  return static_cast<int>(value);
-}
-
-/// Describes a rows x cols matrix with the given strides (elements) as
-/// column-major storage of itself or of its transpose. A dimension of
-/// extent 1 accepts any stride. Aborts when neither dimension is unit
-/// stride.
-Operand describe(intptr_t rows, intptr_t cols, intptr_t rowStride,
-                 intptr_t colStride, const char *name) {
-  Operand op;
-  // Column-major: unit stride down a column, `colStride` between columns.
-  if ((rowStride == 1 || rows == 1) &&
-      (cols == 1 || colStride >= std::max<intptr_t>(rows, 1))) {
-    op.transposed = false;
-    op.ld = checkedInt(cols == 1 ? std::max<intptr_t>(rows, 1) : colStride,
-                       "leading dimension does not fit in int");
-    return op;
-  }
-  // Row-major: storage of the transpose in column-major order.
-  if ((colStride == 1 || cols == 1) &&
-      (rows == 1 || rowStride >= std::max<intptr_t>(cols, 1))) {
-    op.transposed = true;
-    op.ld = checkedInt(rows == 1 ? std::max<intptr_t>(cols, 1) : rowStride,
-                       "leading dimension does not fit in int");
-    return op;
-  }
-  char message[160];
-  std::snprintf(message, sizeof(message),
-                "operand %s (%ld x %ld, strides %ld, %ld) has no unit-stride "
-                "dimension",
-                name, long(rows), long(cols), long(rowStride),
-                long(colStride));
-  misuse("tofu_gpu_sgemm", message);
 }
 
 } // namespace
@@ -420,64 +376,47 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
                                intptr_t cBatch, float beta) {
   if (beta != 0.0f && beta != 1.0f)
     misuse("tofu_gpu_sgemm", "beta must be 0 or 1");
-  int batchCount = checkedInt(batch, "batch count is negative or too large");
-  int mm = checkedInt(m, "m is negative or too large");
-  int nn = checkedInt(n, "n is negative or too large");
-  int kk = checkedInt(k, "k is negative or too large");
-  if (batchCount == 0 || mm == 0 || nn == 0)
+  tofu::gpu::StridedMatrix ma, mb, mc;
+  ma.row = aRow, ma.col = aCol, ma.batch = aBatch;
+  mb.row = bRow, mb.col = bCol, mb.batch = bBatch;
+  mc.row = cRow, mc.col = cCol, mc.batch = cBatch;
+  tofu::gpu::GemmPlan plan;
+  std::string error = tofu::gpu::planGemm(batch, m, n, k, ma, mb, mc, plan);
+  if (!error.empty())
+    misuse("tofu_gpu_sgemm", error.c_str());
+  if (plan.kind == tofu::gpu::GemmPlan::Nothing)
     return;
   Blas &blasState = getBlas();
-  auto *pa = reinterpret_cast<const float *>(a);
-  auto *pb = reinterpret_cast<const float *>(b);
   auto *pc = reinterpret_cast<float *>(c);
-  if (kk == 0) {
-    // C = beta * C: nothing to add; zero C when it is overwritten.
+  if (plan.kind == tofu::gpu::GemmPlan::ZeroC) {
+    // k = 0: C = beta * C, so only an overwritten C changes (to zero).
     if (beta == 0.0f) {
-      Operand oc = describe(m, n, cRow, cCol, "C");
-      int rows = oc.transposed ? nn : mm, cols = oc.transposed ? mm : nn;
-      for (int i = 0; i < batchCount; ++i)
+      for (int i = 0; i < plan.batch; ++i)
         TOFU_CUDART_CHECK(cudaMemset2DAsync(
-            pc + intptr_t(i) * cBatch, size_t(oc.ld) * sizeof(float), 0,
-            size_t(rows) * sizeof(float), cols, blasState.stream));
+            pc + intptr_t(i) * cBatch, size_t(plan.c.ld) * sizeof(float), 0,
+            size_t(plan.rows) * sizeof(float), plan.cols, blasState.stream));
       TOFU_CUDART_CHECK(cudaStreamSynchronize(blasState.stream));
     }
     return;
   }
-
-  Operand oa = describe(m, k, aRow, aCol, "A");
-  Operand ob = describe(k, n, bRow, bCol, "B");
-  Operand oc = describe(m, n, cRow, cCol, "C");
+  auto *first = reinterpret_cast<const float *>(plan.swapped ? b : a);
+  auto *second = reinterpret_cast<const float *>(plan.swapped ? a : b);
+  cublasOperation_t opFirst =
+      plan.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond =
+      plan.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const float alpha = 1.0f;
-  // cuBLAS writes C in column-major order. When C is stored row-major,
-  // compute C^T = B^T A^T instead: the same operands, swapped, each with
-  // its transposition flipped.
-  const float *first = pa, *second = pb;
-  Operand p = oa, q = ob;
-  int rows = mm, cols = nn;
-  intptr_t firstBatch = aBatch, secondBatch = bBatch;
-  if (oc.transposed) {
-    first = pb;
-    second = pa;
-    p = ob;
-    q = oa;
-    p.transposed = !p.transposed;
-    q.transposed = !q.transposed;
-    rows = nn;
-    cols = mm;
-    firstBatch = bBatch;
-    secondBatch = aBatch;
-  }
-  cublasOperation_t opP = p.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opQ = q.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if (batchCount == 1) {
-    TOFU_CUBLAS_CHECK(cublasSgemm(blasState.handle, opP, opQ, rows, cols, kk,
-                                  &alpha, first, p.ld, second, q.ld, &beta,
-                                  pc, oc.ld));
+  if (plan.batch == 1) {
+    TOFU_CUBLAS_CHECK(cublasSgemm(blasState.handle, opFirst, opSecond,
+                                  plan.rows, plan.cols, plan.k, &alpha, first,
+                                  plan.first.ld, second, plan.second.ld,
+                                  &beta, pc, plan.c.ld));
   } else {
     TOFU_CUBLAS_CHECK(cublasSgemmStridedBatched(
-        blasState.handle, opP, opQ, rows, cols, kk, &alpha, first, p.ld,
-        firstBatch, second, q.ld, secondBatch, &beta, pc, oc.ld, cBatch,
-        batchCount));
+        blasState.handle, opFirst, opSecond, plan.rows, plan.cols, plan.k,
+        &alpha, first, plan.first.ld, plan.first.batchStride, second,
+        plan.second.ld, plan.second.batchStride, &beta, pc, plan.c.ld,
+        plan.c.batchStride, plan.batch));
   }
   TOFU_CUDART_CHECK(cudaStreamSynchronize(blasState.stream));
 }

@@ -201,6 +201,29 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
     int64_t r = getSplitRatio(length, ratio);
     if (!r)
       continue;
+    // linalg::splitReduction expects the reduction loop last and the
+    // output indexed by the parallel loops in order: interchange first,
+    // and leave any other output layout alone.
+    unsigned numLoops = op.getNumLoops();
+    if (reductions[0] != numLoops - 1) {
+      SmallVector<unsigned> order;
+      for (unsigned loop = 0; loop < numLoops; ++loop)
+        if (loop != reductions[0])
+          order.push_back(loop);
+      order.push_back(reductions[0]);
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> interchanged =
+          linalg::interchangeGenericOp(rewriter, op, order);
+      if (failed(interchanged))
+        continue;
+      op = *interchanged;
+    }
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    SmallVector<AffineExpr> prefix;
+    for (unsigned loop = 0; loop + 1 < numLoops; ++loop)
+      prefix.push_back(rewriter.getAffineDimExpr(loop));
+    if (outMap != AffineMap::get(numLoops, 0, prefix, &getContext()))
+      continue;
     unsigned outRank =
         cast<ShapedType>(op.getDpsInitOperand(0)->get().getType()).getRank();
     auto control = [&](linalg::LinalgOp) {
