@@ -86,6 +86,14 @@ def _gpu_is_usable():
 if os.path.exists(cuda_runtime_lib) and _gpu_is_usable():
     config.available_features.add("cuda")
 config.substitutions.append(("%cuda_runtime_lib", cuda_runtime_lib))
+
+# Serializing kernels (gpu-module-to-binary) finds ptxas and libdevice
+# through CUDA_HOME (or CUDA_ROOT / CUDA_PATH).
+llvm_config.with_system_environment(["CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"])
+if not any(v in config.environment for v in ("CUDA_HOME", "CUDA_ROOT",
+                                             "CUDA_PATH")):
+    if os.path.isdir("/usr/local/cuda"):
+        config.environment["CUDA_HOME"] = "/usr/local/cuda"
 config.substitutions.append(("%gpu_reference_lib", gpu_reference_lib))
 config.substitutions.append(("%cuda_lib_dir", "/usr/local/cuda/lib64"))
 
@@ -101,3 +109,13 @@ config.substitutions.append((
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
         gpu_reference_lib)))
+
+# A module lowered by tofu-gpu-pipeline, run on the GPU (tests that use it
+# require `cuda`).
+config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
+config.substitutions.append((
+    "%run_gpu",
+    "mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s,%s" % (
+        os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
+        cuda_runtime_lib)))

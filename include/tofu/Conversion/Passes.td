@@ -96,6 +96,9 @@ def TofuGPUFuseElementwise
     still maps onto libraries and kernels well:
 
     - a producer is fused only into its single consumer (no recomputation);
+    - a producer that reads its own output (accumulating into a fill, as
+      the backward ops of `tofu-autodiff` do) is not fused: upstream fusion
+      of such producers changed the losses of the MLP training step;
     - nothing is fused into a GEMM-shaped op (the matcher of
       `convert-tofu-to-gpu`), so that every product stays a cuBLAS call.
 

@@ -21,10 +21,18 @@ using namespace mlir;
 namespace {
 
 /// Fuses the producer of `operand` into its consumer when the producer has
-/// no other use and the consumer is not a GEMM-shaped op.
+/// no other use, does not read its own output, and the consumer is not a
+/// GEMM-shaped op. Upstream fusion of a producer that accumulates into its
+/// output (`out + f(in)` on a zero fill, as tofu-autodiff's backward ops
+/// do) changed the training losses of the MLP step, so such producers stay
+/// separate kernels.
 bool shouldFuse(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
   if (!producer || !producer->hasOneUse())
+    return false;
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic || llvm::any_of(generic.getRegionOutputArgs(),
+                               [](BlockArgument a) { return !a.use_empty(); }))
     return false;
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   return consumer && !tofu::matchGemm(consumer);
