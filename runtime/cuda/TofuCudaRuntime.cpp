@@ -164,11 +164,11 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   return function;
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t sharedMemBytes,
-                                 void *stream, void **params, void **extra,
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ,
+                                 int32_t sharedMemBytes, void *stream,
+                                 void **params, void **extra,
                                  size_t /*paramsCount*/) {
   getDevice();
   auto fn = static_cast<CUfunction>(function);
@@ -177,9 +177,9 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
     TOFU_CU_CHECK(cuFuncSetAttribute(
         fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedMemBytes));
   }
-  TOFU_CU_CHECK(cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY,
-                               blockZ, sharedMemBytes,
-                               static_cast<CUstream>(stream), params, extra));
+  TOFU_CU_CHECK(cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                               sharedMemBytes, static_cast<CUstream>(stream),
+                               params, extra));
 }
 
 //===----------------------------------------------------------------------===//
@@ -401,16 +401,15 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
   }
   auto *first = reinterpret_cast<const float *>(plan.swapped ? b : a);
   auto *second = reinterpret_cast<const float *>(plan.swapped ? a : b);
-  cublasOperation_t opFirst =
-      plan.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opFirst = plan.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opSecond =
       plan.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const float alpha = 1.0f;
   if (plan.batch == 1) {
     TOFU_CUBLAS_CHECK(cublasSgemm(blasState.handle, opFirst, opSecond,
                                   plan.rows, plan.cols, plan.k, &alpha, first,
-                                  plan.first.ld, second, plan.second.ld,
-                                  &beta, pc, plan.c.ld));
+                                  plan.first.ld, second, plan.second.ld, &beta,
+                                  pc, plan.c.ld));
   } else {
     TOFU_CUBLAS_CHECK(cublasSgemmStridedBatched(
         blasState.handle, opFirst, opSecond, plan.rows, plan.cols, plan.k,

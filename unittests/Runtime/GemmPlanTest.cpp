@@ -59,20 +59,19 @@ void check(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, bool aRow,
         float sum = 0.0f;
         for (intptr_t l = 0; l < k; ++l)
           sum += a.at(bb, i, l) * b.at(bb, l, j);
-        float &out = expected.data[bb * c.view.batch + i * c.view.row +
-                                   j * c.view.col];
+        float &out =
+            expected.data[bb * c.view.batch + i * c.view.row + j * c.view.col];
         out = beta == 0.0f ? sum : sum + beta * out;
       }
   GemmPlan plan;
-  std::string error =
-      planGemm(batch, m, n, k, a.view, b.view, c.view, plan);
+  std::string error = planGemm(batch, m, n, k, a.view, b.view, c.view, plan);
   ASSERT_EQ(error, "");
   runPlanOnHost(plan, a.data.data(), b.data.data(), c.data.data(), beta);
   for (size_t i = 0; i < c.data.size(); ++i)
     ASSERT_NEAR(c.data[i], expected.data[i], 1e-4)
         << "batch " << batch << " m " << m << " n " << n << " k " << k
-        << " layouts " << aRow << bRow << cRow << " pad " << pad
-        << " beta " << beta << " element " << i;
+        << " layouts " << aRow << bRow << cRow << " pad " << pad << " beta "
+        << beta << " element " << i;
 }
 
 } // namespace

@@ -69,9 +69,9 @@ inline bool describeOperand(const StridedMatrix &x, BlasOperand &out) {
 
 /// Plans C[b] (m x n) = A[b] (m x k) B[b] (k x n) + beta C[b] for b < batch.
 /// Returns an empty string on success, or what is wrong.
-inline std::string planGemm(intptr_t batch, intptr_t m, intptr_t n,
-                            intptr_t k, StridedMatrix a, StridedMatrix b,
-                            StridedMatrix c, GemmPlan &plan) {
+inline std::string planGemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                            StridedMatrix a, StridedMatrix b, StridedMatrix c,
+                            GemmPlan &plan) {
   for (intptr_t v : {batch, m, n, k})
     if (v < 0 || v > INT_MAX)
       return "a size is negative or does not fit in int";
@@ -93,8 +93,7 @@ inline std::string planGemm(intptr_t batch, intptr_t m, intptr_t n,
     std::snprintf(message, sizeof(message),
                   "operand %s (%ld x %ld, strides %ld, %ld) has no usable "
                   "unit-stride dimension",
-                  name, long(x.rows), long(x.cols), long(x.row),
-                  long(x.col));
+                  name, long(x.rows), long(x.cols), long(x.row), long(x.col));
     return std::string(message);
   };
   if (!describeOperand(c, plan.c))
@@ -133,8 +132,8 @@ inline std::string planGemm(intptr_t batch, intptr_t m, intptr_t n,
 /// (column-major, op(X) = X or X^T, strided batches) with alpha = 1: the
 /// reference against which the plan is tested without a GPU. `a`, `b` and
 /// `c` are the operands of planGemm; `first` and `second` are chosen here.
-inline void runPlanOnHost(const GemmPlan &plan, const float *a,
-                          const float *b, float *c, float beta) {
+inline void runPlanOnHost(const GemmPlan &plan, const float *a, const float *b,
+                          float *c, float beta) {
   if (plan.kind == GemmPlan::Nothing)
     return;
   for (int batch = 0; batch < plan.batch; ++batch) {
@@ -146,10 +145,10 @@ inline void runPlanOnHost(const GemmPlan &plan, const float *a,
             cb[i + intptr_t(j) * plan.c.ld] = 0.0f;
       continue;
     }
-    const float *p = (plan.swapped ? b : a) +
-                     intptr_t(batch) * plan.first.batchStride;
-    const float *q = (plan.swapped ? a : b) +
-                     intptr_t(batch) * plan.second.batchStride;
+    const float *p =
+        (plan.swapped ? b : a) + intptr_t(batch) * plan.first.batchStride;
+    const float *q =
+        (plan.swapped ? a : b) + intptr_t(batch) * plan.second.batchStride;
     // op(P)(i, l) and op(Q)(l, j) of column-major P and Q.
     auto opP = [&](int i, int l) {
       return plan.first.transposed ? p[l + intptr_t(i) * plan.first.ld]

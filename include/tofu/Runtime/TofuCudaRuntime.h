@@ -99,10 +99,9 @@ void tofu_gpu_synchronize(void);
 /// cublasSgemmStridedBatched on the runtime's stream and waits for it.
 /// `beta` is 0 (overwrite C) or 1 (accumulate into C).
 void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
-                    intptr_t a, intptr_t aRow, intptr_t aCol,
-                    intptr_t aBatch, intptr_t b, intptr_t bRow,
-                    intptr_t bCol, intptr_t bBatch, intptr_t c,
-                    intptr_t cRow, intptr_t cCol, intptr_t cBatch,
+                    intptr_t a, intptr_t aRow, intptr_t aCol, intptr_t aBatch,
+                    intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                    intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
                     float beta);
 
 #ifdef __cplusplus

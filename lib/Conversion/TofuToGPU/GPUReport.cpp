@@ -49,8 +49,7 @@ struct Counts {
     os << "tofu-gpu-report: " << name << "\n";
     os << "  kernels: " << kernels << "\n";
     os << "  scalar ops on the host: " << hostOps << "\n";
-    os << "  cublas: " << cublasCalls << " calls, " << cublasFlops
-       << " FLOP\n";
+    os << "  cublas: " << cublasCalls << " calls, " << cublasFlops << " FLOP\n";
     os << "  cudnn: " << cudnnCalls << " calls, " << cudnnFlops << " FLOP\n";
     os << "  generated: " << generatedFlops << " FLOP\n";
     os << "  library share: " << llvm::format("%.2f", share) << "%\n";

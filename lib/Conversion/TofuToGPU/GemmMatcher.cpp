@@ -137,8 +137,8 @@ std::optional<int64_t> tofu::getKernelFlops(linalg::LinalgOp op) {
       bool floating = llvm::any_of(inner.getResultTypes(), [](Type t) {
         return isa<FloatType>(getElementTypeOrSelf(t));
       });
-      bool isArithOrMath = isa<arith::ArithDialect, math::MathDialect>(
-          inner.getDialect());
+      bool isArithOrMath =
+          isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
       if (floating && isArithOrMath)
         ++perIteration;
     }

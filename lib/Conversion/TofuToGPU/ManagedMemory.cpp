@@ -25,9 +25,9 @@ void createDealloc(OpBuilder &b, Location loc, Value buffer) {
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
   Value start =
       gpu::WaitOp::create(b, loc, tokenType, ValueRange()).getAsyncToken();
-  Value done = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start},
-                                      buffer)
-                   .getAsyncToken();
+  Value done =
+      gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start}, buffer)
+          .getAsyncToken();
   gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
 }
 
@@ -102,11 +102,11 @@ void TofuGPUManagedMemoryPass::runOnOperation() {
     Block &entry = func.getFunctionBody().front();
     OpBuilder b = OpBuilder::atBlockBegin(&entry);
     Location loc = global.getLoc();
-    auto hostCopy = memref::GetGlobalOp::create(b, loc, type,
-                                                global.getNameAttr());
-    auto managed = gpu::AllocOp::create(
-        b, loc, type, Type(), ValueRange(), ValueRange(), ValueRange(),
-        /*hostShared=*/true);
+    auto hostCopy =
+        memref::GetGlobalOp::create(b, loc, type, global.getNameAttr());
+    auto managed = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
+                                        ValueRange(), ValueRange(),
+                                        /*hostShared=*/true);
     memref::CopyOp::create(b, loc, hostCopy, managed.getMemref());
     // A buffer that the function returns stays alive for its caller.
     bool returned = llvm::any_of(global->getUsers(), [](Operation *user) {

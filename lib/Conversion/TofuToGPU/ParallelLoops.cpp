@@ -99,10 +99,9 @@ void TofuGPUParallelLoopsPass::runOnOperation() {
       return signalPassFailure();
     }
     rewriter.eraseOp(generic);
-    scf::ParallelOp parallel =
-        hasParallel && !loops->empty()
-            ? dyn_cast<scf::ParallelOp>(loops->front())
-            : scf::ParallelOp();
+    scf::ParallelOp parallel = hasParallel && !loops->empty()
+                                   ? dyn_cast<scf::ParallelOp>(loops->front())
+                                   : scf::ParallelOp();
     if (!parallel) {
       // No parallel loop (a full reduction or a 0-d op): one thread runs
       // it, in a one-iteration parallel loop so that it still becomes a
@@ -117,8 +116,7 @@ void TofuGPUParallelLoopsPass::runOnOperation() {
       Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
       Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
       auto wrapper = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
-                                             ValueRange{one},
-                                             ValueRange{one});
+                                             ValueRange{one}, ValueRange{one});
       rewriter.moveOpBefore(first, wrapper.getBody()->getTerminator());
       parallel = wrapper;
     }

@@ -37,8 +37,8 @@ std::pair<Operation *, TypedAttr> getCombiner(linalg::GenericOp op) {
     return {};
   SmallVector<Operation *, 1> combiners;
   BlockArgument out = op.getRegionOutputArgs()[0];
-  if (!out.hasOneUse() || !matchReduction(op.getRegionOutputArgs(), 0,
-                                          combiners) ||
+  if (!out.hasOneUse() ||
+      !matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
       combiners.size() != 1)
     return {};
   std::optional<TypedAttr> neutral = arith::getNeutralElement(combiners[0]);
@@ -56,8 +56,7 @@ SmallVector<unsigned> getReductionLoops(linalg::GenericOp op) {
 /// A tensor of `shape` filled with `neutral`.
 Value createFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                    TypedAttr neutral) {
-  Value empty =
-      tensor::EmptyOp::create(b, loc, shape, neutral.getType());
+  Value empty = tensor::EmptyOp::create(b, loc, shape, neutral.getType());
   Value value = arith::ConstantOp::create(b, loc, neutral);
   return linalg::FillOp::create(b, loc, value, empty).getResult(0);
 }
@@ -189,8 +188,8 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
       LLVM_DEBUG(llvm::dbgs() << "promoted outer reductions\n");
       // The partial op now has one reduction loop; the combining op may
       // still be long.
-      if (auto partial = combine.getInputs()[0]
-                             .getDefiningOp<linalg::GenericOp>())
+      if (auto partial =
+              combine.getInputs()[0].getDefiningOp<linalg::GenericOp>())
         worklist.push_back(partial);
       worklist.push_back(combine);
       continue;
@@ -238,8 +237,8 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
         linalg::splitReduction(rewriter, op, control);
     if (failed(split))
       continue;
-    LLVM_DEBUG(llvm::dbgs() << "split a reduction of " << length << " by "
-                            << r << "\n");
+    LLVM_DEBUG(llvm::dbgs()
+               << "split a reduction of " << length << " by " << r << "\n");
     if (auto combine =
             dyn_cast<linalg::GenericOp>(*split->resultCombiningLinalgOp))
       worklist.push_back(combine);

@@ -68,8 +68,7 @@ OperandView getOperandView(OpBuilder &b, Location loc, Value buffer,
 /// Whether the op right before `op` (skipping ops without memory effects)
 /// fills `buffer` with +0.0, and returns it.
 linalg::FillOp getZeroFillBefore(Operation *op, Value buffer) {
-  for (Operation *prev = op->getPrevNode(); prev;
-       prev = prev->getPrevNode()) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
       if (fill.getDpsInits()[0] != buffer || !fill.hasPureBufferSemantics())
         return nullptr;
@@ -164,14 +163,14 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
                           cBatch};
   args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                 llvm::APFloat(beta)));
-  func::FuncOp callee = declareRuntimeFunction(
-      module, kSgemm, ValueRange(args).getTypes(), {});
+  func::FuncOp callee =
+      declareRuntimeFunction(module, kSgemm, ValueRange(args).getTypes(), {});
   auto call = func::CallOp::create(b, loc, callee, args);
   call->setAttr("tofu.library", b.getStringAttr("cublas"));
   if (std::optional<int64_t> flops = getGemmFlops(op))
     call->setAttr("tofu.flops", b.getI64IntegerAttr(*flops));
-  LLVM_DEBUG(llvm::dbgs() << "convert-tofu-to-gpu: " << op->getName()
-                          << " -> " << kSgemm << " beta " << beta << "\n");
+  LLVM_DEBUG(llvm::dbgs() << "convert-tofu-to-gpu: " << op->getName() << " -> "
+                          << kSgemm << " beta " << beta << "\n");
   op->erase();
 }
 
