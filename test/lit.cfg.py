@@ -57,3 +57,65 @@ config.substitutions.append((
         os.path.join(config.llvm_tools_dir, "mlir-runner"), runtime_lib,
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"))))
+
+# The GPU path. `cuda-toolkit`: the CUDA runtime was built (CUDA found), so
+# lowered steps can be linked against it. `cuda`: a GPU is usable
+# (`nvidia-smi -L` lists one); execution tests require it and show as
+# UNSUPPORTED elsewhere.
+cuda_runtime_lib = os.path.join(config.tofu_obj_root, "lib",
+                                "libtofu_runtime_cuda.so")
+gpu_reference_lib = os.path.join(config.tofu_obj_root, "lib",
+                                 "libtofu_runtime_gpu_reference.so")
+if os.path.exists(cuda_runtime_lib):
+    config.available_features.add("cuda-toolkit")
+
+
+def _gpu_is_usable():
+    import subprocess
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        listed = subprocess.run([smi, "-L"], capture_output=True, text=True,
+                                timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listed.returncode == 0 and "GPU" in listed.stdout
+
+
+if os.path.exists(cuda_runtime_lib) and _gpu_is_usable():
+    config.available_features.add("cuda")
+config.substitutions.append(("%cuda_runtime_lib", cuda_runtime_lib))
+
+# Serializing kernels (gpu-module-to-binary) finds ptxas and libdevice
+# through CUDA_HOME (or CUDA_ROOT / CUDA_PATH).
+llvm_config.with_system_environment(["CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"])
+if not any(v in config.environment for v in ("CUDA_HOME", "CUDA_ROOT",
+                                             "CUDA_PATH")):
+    if os.path.isdir("/usr/local/cuda"):
+        config.environment["CUDA_HOME"] = "/usr/local/cuda"
+config.substitutions.append(("%gpu_reference_lib", gpu_reference_lib))
+config.substitutions.append(("%cuda_lib_dir", "/usr/local/cuda/lib64"))
+
+# A bufferized program with library calls, executed on the CPU with the
+# host stand-in of the GEMM entry point.
+config.substitutions.append((
+    "%run_bufferized_on_cpu",
+    "mlir-opt --buffer-deallocation-pipeline --convert-linalg-to-loops "
+    "--expand-strided-metadata --lower-affine --convert-scf-to-cf "
+    "--convert-math-to-llvm --convert-math-to-libm --convert-to-llvm "
+    "--reconcile-unrealized-casts | mlir-runner -e main "
+    "-entry-point-result=void -shared-libs=%s,%s,%s" % (
+        os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
+        gpu_reference_lib)))
+
+# A module lowered by tofu-gpu-pipeline, run on the GPU (tests that use it
+# require `cuda`).
+config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
+config.substitutions.append((
+    "%run_gpu",
+    "mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s,%s" % (
+        os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
+        cuda_runtime_lib)))

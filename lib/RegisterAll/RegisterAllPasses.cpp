@@ -17,4 +17,5 @@ void tofu::registerAllPasses() {
   registerTofuPasses();
   registerTofuPartitionPasses();
   registerTofuConversionPasses();
+  registerTofuGPUPipeline();
 }

@@ -27,6 +27,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -47,6 +48,9 @@ int main(int argc, char **argv) {
   // bufferization and the conversions).
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // Serializing GPU kernels (gpu-module-to-binary) translates them to LLVM
+  // IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
   mlir::registerAllPasses();
   // Ours, through the same entry points that other compilers use
   // (examples/standalone-opt).

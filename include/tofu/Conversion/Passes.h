@@ -3,6 +3,7 @@
 #ifndef TOFU_CONVERSION_PASSES_H
 #define TOFU_CONVERSION_PASSES_H
 
+#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
 #include "tofu/Conversion/TofuToMPI/TofuToMPI.h"
 
 namespace tofu {

@@ -41,4 +41,201 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// TofuToGPU
+//===----------------------------------------------------------------------===//
+
+def ConvertTofuToGPU : Pass<"convert-tofu-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Replace GEMM-shaped linalg ops on buffers with cuBLAS calls";
+  let description = [{
+    Rewrites every single-precision linalg operation on buffers that computes
+    a (batched) matrix product into a call of `tofu_gpu_sgemm` in the CUDA
+    runtime (`runtime/cuda`), which calls `cublasSgemm` or
+    `cublasSgemmStridedBatched`. This covers `linalg.matmul`,
+    `linalg.batch_matmul` and every `linalg.generic` whose body is
+    `out + in0 * in1` and whose indexing maps are projected permutations
+    with exactly one M, one N and one K loop and any number of batch loops:
+    the backward products that `tofu-autodiff` emits, transposed operands
+    included.
+
+    Each operand is passed as the address of its first element and its
+    strides along the logical rows, columns and batches; the runtime picks
+    the cuBLAS transposition flags from the strides (row-major operands
+    through the identity (AB)^T = B^T A^T). The innermost batch loop
+    becomes the batch of the strided-batched call; outer batch loops become
+    `scf.for` loops around the call. When the op's output was just filled
+    with zero, the fill is dropped and the call overwrites (beta = 0);
+    otherwise it accumulates (beta = 1).
+
+    Each call carries `tofu.library = "cublas"` and, for static shapes,
+    `tofu.flops` (2 * batch * M * N * K) for `tofu-gpu-report`.
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<4x6xf32>, memref<6x8xf32>)
+                  outs(%c : memref<4x8xf32>)
+    // becomes
+    func.call @tofu_gpu_sgemm(%c1, %c4, %c8, %c6, %pa, %c6, %c1, %c0,
+        %pb, %c8, %c1, %c0, %pc, %c8, %c1, %c0, %beta)
+        {tofu.flops = 384 : i64, tofu.library = "cublas"} : (...) -> ()
+    ```
+
+    A GEMM-shaped op on tensors is an error: bufferize first.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+def TofuGPUFuseElementwise
+    : Pass<"tofu-gpu-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuse element-wise linalg chains, keeping GEMMs for cuBLAS";
+  let description = [{
+    Upstream producer-consumer fusion of `linalg.generic` ops on tensors
+    (`populateElementwiseOpsFusionPatterns`), restricted so that the result
+    still maps onto libraries and kernels well:
+
+    - a producer is fused only into its single consumer (no recomputation);
+    - a producer that reads its own output (accumulating into a fill, as
+      the backward ops of `tofu-autodiff` do) is not fused: upstream fusion
+      of such producers changed the losses of the MLP training step;
+    - nothing is fused into a GEMM-shaped op (the matcher of
+      `convert-tofu-to-gpu`), so that every product stays a cuBLAS call.
+
+    Fused chains become one generated kernel each. Run on tensors, before
+    bufferization.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def TofuGPUSplitReductions
+    : Pass<"tofu-gpu-split-reductions", "mlir::ModuleOp"> {
+  let summary = "Split long reductions so that kernels do not reduce a row "
+                "per thread";
+  let description = [{
+    A generated kernel maps the parallel loops of a linalg op to threads and
+    runs its reduction loops sequentially in each thread. For reductions
+    whose rows are long, this pass splits the reduction in two, on tensors:
+
+    1. every reduction loop but the innermost becomes a parallel loop of a
+       partial result (one partial per value of that loop), initialised
+       with the combiner's neutral element;
+    2. when the remaining reduction is at least `min-length` long, it is
+       split by a factor `ratio` that divides it (upstream
+       `linalg::splitReduction`, inner-parallel): thread j of a row reduces
+       elements j, j + ratio, j + 2 ratio, ..., so that neighbouring
+       threads read neighbouring elements;
+    3. small combining ops reduce the partials.
+
+    Each thread then reduces at most `length / ratio` elements and the
+    number of threads grows by `ratio`. Reductions whose combiner is not
+    recognised (`linalg::matchReduction`: addf, mulf, maximumf, minimumf
+    and the integer ones) and GEMM-shaped ops are left alone.
+  }];
+  let options = [
+    Option<"minLength", "min-length", "int64_t", /*default=*/"256",
+           "split reductions at least this long">,
+    Option<"ratio", "ratio", "int64_t", /*default=*/"32",
+           "preferred number of partial results per row (a divisor of the "
+           "row length is used)">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+def TofuGPUManagedMemory : Pass<"tofu-gpu-managed-memory", "mlir::ModuleOp"> {
+  let summary = "Put every buffer in CUDA managed memory";
+  let description = [{
+    Makes the buffers of a bufferized program reachable from both the GPU
+    kernels and the host: `memref.alloc` becomes `gpu.alloc host_shared`
+    (managed memory, `cuMemAllocManaged`), `memref.dealloc` a
+    `gpu.dealloc` on a fresh stream that is waited for, and `memref.copy`
+    a `linalg.copy` so that copies run as kernels. A `memref.get_global`
+    (a constant buffer in host memory) is copied once into a managed
+    buffer where it is used.
+
+    ```mlir
+    %m = memref.alloc() : memref<4x8xf32>
+    // becomes
+    %m = gpu.alloc host_shared () : memref<4x8xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def TofuGPUParallelLoops : Pass<"tofu-gpu-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Lower the remaining linalg ops to tiled 1-D parallel loops";
+  let description = [{
+    Prepares every linalg op on buffers that is left after the library calls
+    to become one GPU kernel with `gpu-map-parallel-loops` and
+    `convert-parallel-loops-to-gpu`:
+
+    1. named ops are generalized and the loops interchanged so that all
+       parallel loops come before the reduction loops (a reduction loop
+       outside a parallel one would otherwise become a host loop around
+       the kernel);
+    2. the op becomes an `scf.parallel` over its parallel loops with
+       `scf.for` reductions inside (`linalg::linalgOpToParallelLoops`);
+    3. the parallel loops are collapsed into one (row-major, so that the
+       innermost loop is the fastest and neighbouring threads touch
+       neighbouring elements) and tiled by `block-size`, with a guard
+       instead of min/max bounds: the outer loop maps to blocks and the
+       inner one to `block-size` threads.
+
+    Ops inside `gpu.module`s are left alone.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block of the generated kernels">
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::affine::AffineDialect"
+  ];
+}
+
+def TofuGPUReport : Pass<"tofu-gpu-report", "mlir::ModuleOp"> {
+  let summary = "Print kernels and FLOPs per target of a GPU-lowered step";
+  let description = [{
+    For a module after `convert-tofu-to-gpu` (buffers, library calls
+    marked with `tofu.library`), prints one line per function and a total:
+    the number of generated kernels (each remaining linalg op with at least
+    one loop becomes one `gpu.launch`; 0-d ops stay in the host code and
+    are counted apart; a module that is already lowered further counts its
+    `gpu.launch` and `gpu.launch_func` ops), and the floating-point
+    operations that go to cuBLAS, to cuDNN and to generated kernels, with
+    the library share. A generated kernel's FLOPs are its iteration count
+    times the floating-point arith and math ops of its body.
+
+    ```
+    tofu-gpu-report @forward_train: kernels 12 cublas 1.2e+09 cudnn 0
+      generated 4.1e+06 library-share 99.66%
+    ```
+
+    The report goes to `output` (`-`, the default, for stderr); the IR is
+    unchanged.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "file to write the report to ('-' for stderr)">
+  ];
+}
+
+def TofuGPUCheckLowered : Pass<"tofu-gpu-check-lowered", "mlir::ModuleOp"> {
+  let summary = "Check that a module is fully lowered for the GPU";
+  let description = [{
+    The last step of `tofu-gpu-pipeline`: fails with a diagnostic on any
+    linalg op or `scf.parallel` that is left, and when kernels were
+    generated but no `gpu.binary` holds them, so that a lowering that
+    silently stopped half-way never looks like a success.
+  }];
+}
+
 #endif // TOFU_CONVERSION_PASSES_TD

@@ -1,0 +1,64 @@
+//===- TofuToGPU.h - Lowering training steps to the GPU ---------*- C++ -*-===//
+//
+// The passes of the GPU path (library calls, fusion, reduction splitting,
+// managed memory, report, final check), the GEMM matcher they share, and
+// the registration of tofu-gpu-pipeline. See docs/gpu.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_CONVERSION_TOFUTOGPU_TOFUTOGPU_H
+#define TOFU_CONVERSION_TOFUTOGPU_TOFUTOGPU_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <optional>
+
+namespace tofu {
+
+#define GEN_PASS_DECL_CONVERTTOFUTOGPU
+#define GEN_PASS_DECL_TOFUGPUFUSEELEMENTWISE
+#define GEN_PASS_DECL_TOFUGPUSPLITREDUCTIONS
+#define GEN_PASS_DECL_TOFUGPUMANAGEDMEMORY
+#define GEN_PASS_DECL_TOFUGPUPARALLELLOOPS
+#define GEN_PASS_DECL_TOFUGPUREPORT
+#define GEN_PASS_DECL_TOFUGPUCHECKLOWERED
+#include "tofu/Conversion/Passes.h.inc"
+
+/// The loops of a linalg op that computes C[b..](m, n) += A[b..](m, k) *
+/// B[b..](k, n): loop positions of the batch loops (outermost first), of M,
+/// N and K, and which input is A (the one indexed by M).
+struct GemmMatch {
+  llvm::SmallVector<unsigned> batchLoops;
+  unsigned mLoop = 0, nLoop = 0, kLoop = 0;
+  unsigned lhsInput = 0, rhsInput = 1;
+};
+
+/// Matches a single-precision linalg op (named or generic, on tensors or
+/// buffers) whose body is `out + in0 * in1` and whose indexing maps are
+/// projected permutations with one M, one N, one K and any number of batch
+/// loops. Returns std::nullopt for anything else.
+std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
+
+/// 2 * the product of the static loop ranges of a GEMM-shaped op, or
+/// std::nullopt when a range is dynamic or the product overflows.
+std::optional<int64_t> getGemmFlops(mlir::linalg::LinalgOp op);
+
+/// The floating-point operations of one generated kernel for `op`: its
+/// static iteration count times the floating-point arith and math ops of
+/// its body; std::nullopt when a loop range is dynamic.
+std::optional<int64_t> getKernelFlops(mlir::linalg::LinalgOp op);
+
+/// Registers `tofu-gpu-pipeline` (docs/gpu.md).
+void registerTofuGPUPipeline();
+
+} // namespace tofu
+
+#endif // TOFU_CONVERSION_TOFUTOGPU_TOFUTOGPU_H

@@ -1,0 +1,111 @@
+//===- TofuCudaRuntime.h - C ABI of the CUDA runtime ------------*- C -*-===//
+//
+// The functions that host code lowered by tofu-gpu-pipeline calls. Two
+// groups:
+//
+// - the `mgpu*` entry points that MLIR's gpu-to-llvm lowering and the
+//   `#gpu.select_object` translation emit (module load and unload, function
+//   lookup, kernel launch, streams, events, allocation, memcpy, memset,
+//   host registration), with MLIR's `index` passed as intptr_t;
+// - the `tofu_gpu_*` entry points that convert-tofu-to-gpu emits for the
+//   library calls (cuBLAS GEMMs), and the runner's setup and teardown.
+//
+// All work runs in the primary context of one device (device 0 unless
+// mgpuSetDefaultDevice chose another). Every CUDA driver, runtime and cuBLAS
+// call is checked; a failure prints the call and the error and aborts the
+// process. The cuBLAS handle is created once, on first use, with its own
+// stream and a workspace; `TOFU_GPU_TF32=1` in the environment allows TF32
+// tensor-core math (default: exact FP32).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_TOFUCUDARUNTIME_H
+#define TOFU_RUNTIME_TOFUCUDARUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===----------------------------------------------------------------------===//
+// MLIR host-code entry points
+//===----------------------------------------------------------------------===//
+
+/// Loads a cubin (or PTX / fatbin) image; `size` is its length in bytes.
+void *mgpuModuleLoad(void *data, size_t size);
+/// Loads a PTX image with JIT options (optimization level `optLevel`).
+void *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(void *module);
+/// Looks up the kernel `name` in `module`.
+void *mgpuModuleGetFunction(void *module, const char *name);
+/// Launches `function` on `stream` with `params` (an array of
+/// `paramsCount` pointers to the kernel arguments).
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemBytes, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+
+void *mgpuStreamCreate(void);
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void mgpuStreamWaitEvent(void *stream, void *event);
+
+void *mgpuEventCreate(void);
+void mgpuEventDestroy(void *event);
+void mgpuEventSynchronize(void *event);
+void mgpuEventRecord(void *event, void *stream);
+
+/// Allocates `sizeBytes` of device memory, or of managed memory that the
+/// host can also read and write when `isHostShared` is set.
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, int8_t isHostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
+void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream);
+void mgpuMemset16(void *dst, uint16_t value, size_t count, void *stream);
+
+/// Page-locks host memory so that kernels can access it.
+void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
+void mgpuMemHostUnregister(void *ptr);
+/// The same for a ranked memref descriptor of rank `rank` (the descriptor
+/// layout {allocated, aligned, offset, sizes[rank], strides[rank]}).
+void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                               int64_t elementSizeBytes);
+void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                 int64_t elementSizeBytes);
+
+/// Chooses the device that later calls use; call before any other.
+void mgpuSetDefaultDevice(int32_t device);
+
+//===----------------------------------------------------------------------===//
+// Tofu entry points
+//===----------------------------------------------------------------------===//
+
+/// Creates the context and the cuBLAS handle now rather than on first use.
+void tofu_gpu_init(void);
+/// Waits for all work, destroys the cuBLAS handle and frees its workspace.
+void tofu_gpu_shutdown(void);
+/// Waits until every stream of the device is idle.
+void tofu_gpu_synchronize(void);
+
+/// Single-precision batched GEMM on row-or-column-major views:
+///   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n) + beta * C[b](m, n)
+/// for b < batch. Each operand X is given by the address of X[0](0, 0)
+/// (`x`), its stride between rows (`xRow`), between columns (`xCol`) and
+/// between batches (`xBatch`), in elements. Each matrix must have a unit
+/// stride in one of its two dimensions; transposed operands are expressed
+/// by swapping the strides. Calls cublasSgemm (batch 1) or
+/// cublasSgemmStridedBatched on the runtime's stream and waits for it.
+/// `beta` is 0 (overwrite C) or 1 (accumulate into C).
+void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                    intptr_t a, intptr_t aRow, intptr_t aCol, intptr_t aBatch,
+                    intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                    intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
+                    float beta);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // TOFU_RUNTIME_TOFUCUDARUNTIME_H

@@ -1,0 +1,141 @@
+//===- GPUReport.cpp - Kernels and FLOPs of a GPU-lowered step ------------===//
+//
+// Implements tofu-gpu-report: counts, per function, the generated kernels
+// and the floating-point operations that go to cuBLAS, to cuDNN and to
+// generated kernels, and prints the library share.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUGPUREPORT
+#include "tofu/Conversion/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+
+namespace {
+
+/// What one function (or the module) sends where.
+struct Counts {
+  int64_t kernels = 0;
+  int64_t cublasCalls = 0, cudnnCalls = 0;
+  int64_t cublasFlops = 0, cudnnFlops = 0, generatedFlops = 0;
+  /// Ops whose FLOPs are unknown (dynamic shapes).
+  int64_t uncounted = 0;
+  /// 0-d linalg ops, which run in the host code.
+  int64_t hostOps = 0;
+
+  void add(const Counts &o) {
+    kernels += o.kernels;
+    cublasCalls += o.cublasCalls;
+    cudnnCalls += o.cudnnCalls;
+    cublasFlops += o.cublasFlops;
+    cudnnFlops += o.cudnnFlops;
+    generatedFlops += o.generatedFlops;
+    uncounted += o.uncounted;
+    hostOps += o.hostOps;
+  }
+
+  void print(llvm::raw_ostream &os, StringRef name) const {
+    int64_t library = cublasFlops + cudnnFlops;
+    int64_t total = library + generatedFlops;
+    double share = total ? 100.0 * double(library) / double(total) : 0.0;
+    os << "tofu-gpu-report: " << name << "\n";
+    os << "  kernels: " << kernels << "\n";
+    os << "  scalar ops on the host: " << hostOps << "\n";
+    os << "  cublas: " << cublasCalls << " calls, " << cublasFlops << " FLOP\n";
+    os << "  cudnn: " << cudnnCalls << " calls, " << cudnnFlops << " FLOP\n";
+    os << "  generated: " << generatedFlops << " FLOP\n";
+    os << "  library share: " << llvm::format("%.2f", share) << "%\n";
+    if (uncounted)
+      os << "  not counted (dynamic shapes): " << uncounted << " ops\n";
+  }
+};
+
+Counts countFunction(FunctionOpInterface func) {
+  Counts counts;
+  func.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto library = call->getAttrOfType<StringAttr>("tofu.library");
+      if (!library)
+        return;
+      auto flops = call->getAttrOfType<IntegerAttr>("tofu.flops");
+      if (!flops)
+        ++counts.uncounted;
+      int64_t f = flops ? flops.getInt() : 0;
+      if (library.getValue() == "cudnn") {
+        ++counts.cudnnCalls;
+        counts.cudnnFlops += f;
+      } else {
+        ++counts.cublasCalls;
+        counts.cublasFlops += f;
+      }
+      return;
+    }
+    if (isa<gpu::LaunchOp, gpu::LaunchFuncOp>(op)) {
+      ++counts.kernels;
+      return;
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      // An op without loops (0-d) is a few scalar instructions that stay in
+      // the host code.
+      if (linalgOp.getNumLoops() == 0) {
+        ++counts.hostOps;
+        return;
+      }
+      ++counts.kernels;
+      if (std::optional<int64_t> flops = tofu::getKernelFlops(linalgOp))
+        counts.generatedFlops += *flops;
+      else
+        ++counts.uncounted;
+    }
+  });
+  return counts;
+}
+
+struct TofuGPUReportPass
+    : public tofu::impl::TofuGPUReportBase<TofuGPUReportPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void TofuGPUReportPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  Counts total;
+  unsigned functions = 0;
+  for (auto func : module.getOps<FunctionOpInterface>()) {
+    if (func.isExternal())
+      continue;
+    Counts counts = countFunction(func);
+    if (!counts.kernels && !counts.cublasCalls && !counts.cudnnCalls)
+      continue;
+    counts.print(os, ("@" + func.getName()).str());
+    total.add(counts);
+    ++functions;
+  }
+  if (functions != 1)
+    total.print(os, "total");
+
+  if (output == "-") {
+    llvm::errs() << text;
+    return;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream file(output, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    module.emitError("tofu-gpu-report: cannot write '")
+        << output << "': " << ec.message();
+    return signalPassFailure();
+  }
+  file << text;
+}

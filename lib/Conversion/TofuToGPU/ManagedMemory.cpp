@@ -1,0 +1,127 @@
+//===- ManagedMemory.cpp - Buffers in CUDA managed memory -----------------===//
+//
+// Implements tofu-gpu-managed-memory: the buffers of a bufferized program
+// move to managed memory (gpu.alloc host_shared), which kernels, cuBLAS
+// and the host all reach; copies become linalg.copy so that they run as
+// kernels, and constant globals are copied into managed buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUGPUMANAGEDMEMORY
+#include "tofu/Conversion/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+
+namespace {
+
+/// `gpu.dealloc` of `buffer` on a fresh stream, then waits for it.
+void createDealloc(OpBuilder &b, Location loc, Value buffer) {
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value start =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange()).getAsyncToken();
+  Value done =
+      gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start}, buffer)
+          .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
+}
+
+struct TofuGPUManagedMemoryPass
+    : public tofu::impl::TofuGPUManagedMemoryBase<TofuGPUManagedMemoryPass> {
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void TofuGPUManagedMemoryPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  // Collect first: the rewrites create ops of the kinds being walked.
+  SmallVector<memref::AllocOp> allocs;
+  SmallVector<memref::DeallocOp> deallocs;
+  SmallVector<memref::CopyOp> copies;
+  SmallVector<memref::GetGlobalOp> globals;
+  module.walk([&](Operation *op) {
+    if (op->getParentOfType<gpu::GPUModuleOp>())
+      return;
+    if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      allocs.push_back(alloc);
+    else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      deallocs.push_back(dealloc);
+    else if (auto copy = dyn_cast<memref::CopyOp>(op))
+      copies.push_back(copy);
+    else if (auto global = dyn_cast<memref::GetGlobalOp>(op))
+      globals.push_back(global);
+  });
+
+  for (memref::AllocOp alloc : allocs) {
+    if (alloc.getMemref().getType().getMemorySpace()) {
+      alloc.emitOpError("tofu-gpu-managed-memory: buffers in a memory "
+                        "space are not supported");
+      return signalPassFailure();
+    }
+    OpBuilder b(alloc);
+    auto managed = gpu::AllocOp::create(
+        b, alloc.getLoc(), alloc.getMemref().getType(), /*asyncToken=*/Type(),
+        /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+        alloc.getSymbolOperands(), /*hostShared=*/true);
+    alloc.getMemref().replaceAllUsesWith(managed.getMemref());
+    alloc.erase();
+  }
+  for (memref::DeallocOp dealloc : deallocs) {
+    OpBuilder b(dealloc);
+    createDealloc(b, dealloc.getLoc(), dealloc.getMemref());
+    dealloc.erase();
+  }
+  for (memref::CopyOp copy : copies) {
+    OpBuilder b(copy);
+    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  }
+  // Constant globals live in host memory, which kernels cannot read: copy
+  // each into a managed buffer at the function's entry (a host copy) and
+  // free it before every return.
+  for (memref::GetGlobalOp global : globals) {
+    auto func = global->getParentOfType<FunctionOpInterface>();
+    if (!func || func.isExternal()) {
+      global.emitOpError("tofu-gpu-managed-memory: a global outside a "
+                         "function body is not supported");
+      return signalPassFailure();
+    }
+    auto type = cast<MemRefType>(global.getType());
+    if (!type.getLayout().isIdentity() || !type.hasStaticShape()) {
+      global.emitOpError("tofu-gpu-managed-memory: only globals with a "
+                         "static shape and the identity layout are supported");
+      return signalPassFailure();
+    }
+    Block &entry = func.getFunctionBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Location loc = global.getLoc();
+    auto hostCopy =
+        memref::GetGlobalOp::create(b, loc, type, global.getNameAttr());
+    auto managed = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
+                                        ValueRange(), ValueRange(),
+                                        /*hostShared=*/true);
+    memref::CopyOp::create(b, loc, hostCopy, managed.getMemref());
+    // A buffer that the function returns stays alive for its caller.
+    bool returned = llvm::any_of(global->getUsers(), [](Operation *user) {
+      return user->hasTrait<OpTrait::ReturnLike>();
+    });
+    global.getResult().replaceAllUsesWith(managed.getMemref());
+    global.erase();
+    if (returned)
+      continue;
+    func.walk([&](Operation *op) {
+      if (op->hasTrait<OpTrait::ReturnLike>() &&
+          op->getParentOp() == func.getOperation()) {
+        OpBuilder rb(op);
+        createDealloc(rb, loc, managed.getMemref());
+      }
+    });
+  }
+}

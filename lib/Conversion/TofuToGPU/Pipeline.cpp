@@ -1,0 +1,91 @@
+//===- Pipeline.cpp - tofu-gpu-pipeline -----------------------------------===//
+//
+// Registers tofu-gpu-pipeline: a training step on tensors to host code
+// that calls cuBLAS and launches generated kernels from an embedded cubin.
+// The stages and their reasons are in docs/gpu.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace {
+
+struct TofuGPUPipelineOptions
+    : public PassPipelineOptions<TofuGPUPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("GPU architecture of the cubin"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features of the cubin (sm_90 needs +ptx80 or "
+                     "later)"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("kernel binary format: bin (cubin), isa (PTX) or "
+                     "fatbin"),
+      llvm::cl::init("bin")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("threads per block of the "
+                                           "generated kernels"),
+                            llvm::cl::init(256)};
+  Option<int64_t> splitMinLength{
+      *this, "split-min-length",
+      llvm::cl::desc("split reductions at least this long"),
+      llvm::cl::init(256)};
+  Option<int64_t> splitRatio{
+      *this, "split-ratio",
+      llvm::cl::desc("preferred partial results per reduced row"),
+      llvm::cl::init(32)};
+  Option<std::string> report{
+      *this, "report",
+      llvm::cl::desc("write tofu-gpu-report's output to this file ('-' for "
+                     "stderr; empty for no report)"),
+      llvm::cl::init("")};
+};
+
+void buildTofuGPUPipeline(OpPassManager &pm,
+                          const TofuGPUPipelineOptions &options) {
+  std::string text = llvm::formatv(
+      "tofu-gpu-fuse-elementwise,"
+      "tofu-gpu-split-reductions{{min-length={0} ratio={1}},"
+      "canonicalize,cse,"
+      "one-shot-bufferize{{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "buffer-deallocation-pipeline,"
+      "convert-tofu-to-gpu,"
+      "tofu-gpu-managed-memory",
+      options.splitMinLength.getValue(), options.splitRatio.getValue());
+  if (!options.report.empty())
+    text += llvm::formatv(",tofu-gpu-report{{output={0}}",
+                          options.report.getValue());
+  text += llvm::formatv(
+      ",tofu-gpu-parallel-loops{{block-size={0}},"
+      "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+      "lower-affine,"
+      "gpu-lower-to-nvvm-pipeline{{cubin-chip={1} cubin-features={2} "
+      "cubin-format={3}},"
+      "tofu-gpu-check-lowered",
+      options.blockSize.getValue(), options.chip.getValue(),
+      options.features.getValue(), options.format.getValue());
+  if (failed(parsePassPipeline(text, pm, llvm::errs())))
+    llvm::report_fatal_error("tofu-gpu-pipeline: invalid options",
+                             /*gen_crash_diag=*/false);
+}
+
+} // namespace
+
+void tofu::registerTofuGPUPipeline() {
+  PassPipelineRegistration<TofuGPUPipelineOptions>(
+      "tofu-gpu-pipeline",
+      "Lower a training step to host code with cuBLAS calls and generated "
+      "CUDA kernels (docs/gpu.md)",
+      buildTofuGPUPipeline);
+}

@@ -1,0 +1,421 @@
+//===- TofuCudaRuntime.cpp - The CUDA runtime -----------------------------===//
+//
+// Implements include/tofu/Runtime/TofuCudaRuntime.h over the CUDA driver
+// API (modules, launches, streams, events, memory) and cuBLAS (GEMMs). The
+// primary context of the chosen device is retained on first use and made
+// current on every entry point, so that the functions can be called from
+// any host thread. The cuBLAS handle lives for the whole process (or until
+// tofu_gpu_shutdown) with its own non-blocking stream and workspace.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/TofuCudaRuntime.h"
+#include "tofu/Runtime/GemmPlan.h"
+
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace {
+
+[[noreturn]] void fatal(const char *call, const char *error) {
+  std::fprintf(stderr, "tofu cuda runtime: %s failed: %s\n", call, error);
+  std::abort();
+}
+
+/// Checks a CUDA driver API call, naming it on failure.
+#define TOFU_CU_CHECK(call)                                                    \
+  do {                                                                         \
+    CUresult result_ = (call);                                                 \
+    if (result_ != CUDA_SUCCESS) {                                             \
+      const char *name_ = nullptr;                                             \
+      cuGetErrorName(result_, &name_);                                         \
+      fatal(#call, name_ ? name_ : "unknown CUresult");                        \
+    }                                                                          \
+  } while (0)
+
+/// Checks a CUDA runtime API call, naming it on failure.
+#define TOFU_CUDART_CHECK(call)                                                \
+  do {                                                                         \
+    cudaError_t error_ = (call);                                               \
+    if (error_ != cudaSuccess)                                                 \
+      fatal(#call, cudaGetErrorName(error_));                                  \
+  } while (0)
+
+/// Checks a cuBLAS call, naming it on failure.
+#define TOFU_CUBLAS_CHECK(call)                                                \
+  do {                                                                         \
+    cublasStatus_t status_ = (call);                                           \
+    if (status_ != CUBLAS_STATUS_SUCCESS)                                      \
+      fatal(#call, cublasGetStatusName(status_));                              \
+  } while (0)
+
+/// Reports a misuse of a tofu_gpu_* entry point and aborts.
+[[noreturn]] void misuse(const char *function, const char *message) {
+  std::fprintf(stderr, "tofu cuda runtime: %s: %s\n", function, message);
+  std::abort();
+}
+
+/// The device and its retained primary context.
+struct Device {
+  int ordinal = 0;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+};
+
+std::mutex deviceMutex;
+int requestedOrdinal = 0;
+Device *currentDevice = nullptr;
+
+/// Initializes the driver and retains the primary context once; makes it
+/// current on the calling thread.
+Device &getDevice() {
+  {
+    std::lock_guard<std::mutex> lock(deviceMutex);
+    if (!currentDevice) {
+      auto *d = new Device();
+      d->ordinal = requestedOrdinal;
+      TOFU_CU_CHECK(cuInit(/*Flags=*/0));
+      TOFU_CU_CHECK(cuDeviceGet(&d->device, d->ordinal));
+      TOFU_CU_CHECK(cuDevicePrimaryCtxRetain(&d->context, d->device));
+      currentDevice = d;
+    }
+  }
+  TOFU_CU_CHECK(cuCtxSetCurrent(currentDevice->context));
+  return *currentDevice;
+}
+
+/// Workspace given to cuBLAS (split-K and similar algorithms use it).
+constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
+
+/// The cuBLAS handle, its stream and workspace.
+struct Blas {
+  cublasHandle_t handle = nullptr;
+  cudaStream_t stream = nullptr;
+  void *workspace = nullptr;
+};
+
+std::mutex blasMutex;
+Blas *blas = nullptr;
+
+Blas &getBlas() {
+  getDevice();
+  std::lock_guard<std::mutex> lock(blasMutex);
+  if (!blas) {
+    auto *b = new Blas();
+    TOFU_CUDART_CHECK(cudaSetDevice(currentDevice->ordinal));
+    TOFU_CUBLAS_CHECK(cublasCreate(&b->handle));
+    TOFU_CUDART_CHECK(
+        cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+    TOFU_CUBLAS_CHECK(cublasSetStream(b->handle, b->stream));
+    TOFU_CUDART_CHECK(cudaMalloc(&b->workspace, kCublasWorkspaceBytes));
+    TOFU_CUBLAS_CHECK(
+        cublasSetWorkspace(b->handle, b->workspace, kCublasWorkspaceBytes));
+    const char *tf32 = std::getenv("TOFU_GPU_TF32");
+    cublasMath_t mode = (tf32 && std::strcmp(tf32, "1") == 0)
+                            ? CUBLAS_TF32_TENSOR_OP_MATH
+                            : CUBLAS_DEFAULT_MATH;
+    TOFU_CUBLAS_CHECK(cublasSetMathMode(b->handle, mode));
+    blas = b;
+  }
+  return *blas;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  getDevice();
+  CUmodule module = nullptr;
+  TOFU_CU_CHECK(cuModuleLoadData(&module, data));
+  return module;
+}
+
+extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  getDevice();
+  CUmodule module = nullptr;
+  CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {reinterpret_cast<void *>(intptr_t(optLevel))};
+  TOFU_CU_CHECK(cuModuleLoadDataEx(&module, data, 1, options, values));
+  return module;
+}
+
+extern "C" void mgpuModuleUnload(void *module) {
+  getDevice();
+  TOFU_CU_CHECK(cuModuleUnload(static_cast<CUmodule>(module)));
+}
+
+extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
+  getDevice();
+  CUfunction function = nullptr;
+  TOFU_CU_CHECK(
+      cuModuleGetFunction(&function, static_cast<CUmodule>(module), name));
+  return function;
+}
+
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ,
+                                 int32_t sharedMemBytes, void *stream,
+                                 void **params, void **extra,
+                                 size_t /*paramsCount*/) {
+  getDevice();
+  auto fn = static_cast<CUfunction>(function);
+  if (sharedMemBytes > 48 * 1024) {
+    // Dynamic shared memory above 48 KiB must be opted into per kernel.
+    TOFU_CU_CHECK(cuFuncSetAttribute(
+        fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedMemBytes));
+  }
+  TOFU_CU_CHECK(cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                               sharedMemBytes, static_cast<CUstream>(stream),
+                               params, extra));
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuStreamCreate() {
+  getDevice();
+  CUstream stream = nullptr;
+  TOFU_CU_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return stream;
+}
+
+extern "C" void mgpuStreamDestroy(void *stream) {
+  getDevice();
+  TOFU_CU_CHECK(cuStreamDestroy(static_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuStreamSynchronize(void *stream) {
+  getDevice();
+  TOFU_CU_CHECK(cuStreamSynchronize(static_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuStreamWaitEvent(void *stream, void *event) {
+  getDevice();
+  TOFU_CU_CHECK(cuStreamWaitEvent(static_cast<CUstream>(stream),
+                                  static_cast<CUevent>(event), 0));
+}
+
+extern "C" void *mgpuEventCreate() {
+  getDevice();
+  CUevent event = nullptr;
+  TOFU_CU_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return event;
+}
+
+extern "C" void mgpuEventDestroy(void *event) {
+  getDevice();
+  TOFU_CU_CHECK(cuEventDestroy(static_cast<CUevent>(event)));
+}
+
+extern "C" void mgpuEventSynchronize(void *event) {
+  getDevice();
+  TOFU_CU_CHECK(cuEventSynchronize(static_cast<CUevent>(event)));
+}
+
+extern "C" void mgpuEventRecord(void *event, void *stream) {
+  getDevice();
+  TOFU_CU_CHECK(cuEventRecord(static_cast<CUevent>(event),
+                              static_cast<CUstream>(stream)));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                              int8_t isHostShared) {
+  getDevice();
+  if (sizeBytes == 0)
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  if (isHostShared) {
+    TOFU_CU_CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
+  } else if (stream) {
+    TOFU_CU_CHECK(
+        cuMemAllocAsync(&ptr, sizeBytes, static_cast<CUstream>(stream)));
+  } else {
+    TOFU_CU_CHECK(cuMemAlloc(&ptr, sizeBytes));
+  }
+  return reinterpret_cast<void *>(ptr);
+}
+
+extern "C" void mgpuMemFree(void *ptr, void *stream) {
+  getDevice();
+  if (!ptr)
+    return;
+  // Managed memory and memory from cuMemAlloc are freed synchronously after
+  // the stream's work, which covers every allocation kind.
+  if (stream)
+    TOFU_CU_CHECK(cuStreamSynchronize(static_cast<CUstream>(stream)));
+  TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+}
+
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                           void *stream) {
+  getDevice();
+  TOFU_CU_CHECK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                              reinterpret_cast<CUdeviceptr>(src), sizeBytes,
+                              static_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuMemset32(void *dst, uint32_t value, size_t count,
+                             void *stream) {
+  getDevice();
+  TOFU_CU_CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                 count, static_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuMemset16(void *dst, uint16_t value, size_t count,
+                             void *stream) {
+  getDevice();
+  TOFU_CU_CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                 count, static_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  getDevice();
+  TOFU_CU_CHECK(cuMemHostRegister(ptr, sizeBytes, /*Flags=*/0));
+}
+
+extern "C" void mgpuMemHostUnregister(void *ptr) {
+  getDevice();
+  TOFU_CU_CHECK(cuMemHostUnregister(ptr));
+}
+
+namespace {
+/// The aligned pointer and the byte extent of a ranked descriptor.
+void getHostRange(int64_t rank, void *descriptor, int64_t elementSizeBytes,
+                  char **begin, uint64_t *bytes) {
+  auto *words = static_cast<int64_t *>(descriptor);
+  char *aligned = reinterpret_cast<char *>(words[1]);
+  int64_t offset = words[2];
+  const int64_t *sizes = words + 3;
+  const int64_t *strides = words + 3 + rank;
+  // One past the last element reachable through the strides.
+  int64_t extent = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (sizes[i] == 0) {
+      extent = 0;
+      break;
+    }
+    extent += (sizes[i] - 1) * strides[i];
+  }
+  *begin = aligned + offset * elementSizeBytes;
+  *bytes = static_cast<uint64_t>(extent) * elementSizeBytes;
+}
+} // namespace
+
+extern "C" void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                                          int64_t elementSizeBytes) {
+  char *begin = nullptr;
+  uint64_t bytes = 0;
+  getHostRange(rank, descriptor, elementSizeBytes, &begin, &bytes);
+  if (bytes)
+    mgpuMemHostRegister(begin, bytes);
+}
+
+extern "C" void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                            int64_t elementSizeBytes) {
+  char *begin = nullptr;
+  uint64_t bytes = 0;
+  getHostRange(rank, descriptor, elementSizeBytes, &begin, &bytes);
+  if (bytes)
+    mgpuMemHostUnregister(begin);
+}
+
+extern "C" void mgpuSetDefaultDevice(int32_t device) {
+  std::lock_guard<std::mutex> lock(deviceMutex);
+  if (currentDevice && currentDevice->ordinal != device)
+    misuse("mgpuSetDefaultDevice", "the device is already in use");
+  requestedOrdinal = device;
+}
+
+//===----------------------------------------------------------------------===//
+// Tofu entry points
+//===----------------------------------------------------------------------===//
+
+extern "C" void tofu_gpu_init() { getBlas(); }
+
+extern "C" void tofu_gpu_synchronize() {
+  getDevice();
+  TOFU_CU_CHECK(cuCtxSynchronize());
+}
+
+extern "C" void tofu_gpu_shutdown() {
+  std::lock_guard<std::mutex> lock(blasMutex);
+  if (!blas)
+    return;
+  getDevice();
+  TOFU_CUDART_CHECK(cudaStreamSynchronize(blas->stream));
+  TOFU_CUBLAS_CHECK(cublasDestroy(blas->handle));
+  TOFU_CUDART_CHECK(cudaStreamDestroy(blas->stream));
+  TOFU_CUDART_CHECK(cudaFree(blas->workspace));
+  delete blas;
+  blas = nullptr;
+}
+
+extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
+                               intptr_t k, intptr_t a, intptr_t aRow,
+                               intptr_t aCol, intptr_t aBatch, intptr_t b,
+                               intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                               intptr_t c, intptr_t cRow, intptr_t cCol,
+                               intptr_t cBatch, float beta) {
+  if (beta != 0.0f && beta != 1.0f)
+    misuse("tofu_gpu_sgemm", "beta must be 0 or 1");
+  tofu::gpu::StridedMatrix ma, mb, mc;
+  ma.row = aRow, ma.col = aCol, ma.batch = aBatch;
+  mb.row = bRow, mb.col = bCol, mb.batch = bBatch;
+  mc.row = cRow, mc.col = cCol, mc.batch = cBatch;
+  tofu::gpu::GemmPlan plan;
+  std::string error = tofu::gpu::planGemm(batch, m, n, k, ma, mb, mc, plan);
+  if (!error.empty())
+    misuse("tofu_gpu_sgemm", error.c_str());
+  if (plan.kind == tofu::gpu::GemmPlan::Nothing)
+    return;
+  Blas &blasState = getBlas();
+  auto *pc = reinterpret_cast<float *>(c);
+  if (plan.kind == tofu::gpu::GemmPlan::ZeroC) {
+    // k = 0: C = beta * C, so only an overwritten C changes (to zero).
+    if (beta == 0.0f) {
+      for (int i = 0; i < plan.batch; ++i)
+        TOFU_CUDART_CHECK(cudaMemset2DAsync(
+            pc + intptr_t(i) * cBatch, size_t(plan.c.ld) * sizeof(float), 0,
+            size_t(plan.rows) * sizeof(float), plan.cols, blasState.stream));
+      TOFU_CUDART_CHECK(cudaStreamSynchronize(blasState.stream));
+    }
+    return;
+  }
+  auto *first = reinterpret_cast<const float *>(plan.swapped ? b : a);
+  auto *second = reinterpret_cast<const float *>(plan.swapped ? a : b);
+  cublasOperation_t opFirst = plan.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond =
+      plan.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const float alpha = 1.0f;
+  if (plan.batch == 1) {
+    TOFU_CUBLAS_CHECK(cublasSgemm(blasState.handle, opFirst, opSecond,
+                                  plan.rows, plan.cols, plan.k, &alpha, first,
+                                  plan.first.ld, second, plan.second.ld, &beta,
+                                  pc, plan.c.ld));
+  } else {
+    TOFU_CUBLAS_CHECK(cublasSgemmStridedBatched(
+        blasState.handle, opFirst, opSecond, plan.rows, plan.cols, plan.k,
+        &alpha, first, plan.first.ld, plan.first.batchStride, second,
+        plan.second.ld, plan.second.batchStride, &beta, pc, plan.c.ld,
+        plan.c.batchStride, plan.batch));
+  }
+  TOFU_CUDART_CHECK(cudaStreamSynchronize(blasState.stream));
+}

@@ -1,0 +1,53 @@
+// RUN: tofu-opt %s --tofu-gpu-fuse-elementwise | FileCheck %s
+
+// Tests that an element-wise chain with single uses becomes one generic, and
+// that the scaling of a GEMM operand is not fused into the GEMM, which stays
+// a multiply-accumulate for cuBLAS (upstream fusion would fuse it).
+
+// CHECK-LABEL: func.func @chain
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: math.exp
+// CHECK-NEXT: linalg.yield
+// CHECK: %[[SCALED:.*]] = linalg.generic
+// CHECK: arith.mulf
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: linalg.generic {{.*}} ins(%[[SCALED]], %{{.*}} : tensor<4x8xf32>, tensor<8x3xf32>) outs(%[[FILL]] : tensor<4x3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#kn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> (tensor<4x8xf32>, tensor<4x3xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = math.exp %i : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %s2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %c = arith.constant 2.0 : f32
+    %s = arith.mulf %i, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %m = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s2, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %b, %m : tensor<4x8xf32>, tensor<4x3xf32>
+}

@@ -1,0 +1,81 @@
+// RUN: tofu-opt %s --tofu-gpu-split-reductions --split-input-file | FileCheck %s
+// RUN: tofu-opt %s --tofu-gpu-split-reductions="min-length=2000" --split-input-file | FileCheck %s --check-prefix=LONGER
+
+// Tests that a row reduction of 1024 becomes 32 partial results per row
+// (inner-parallel: thread j reads elements j, j + 32, ...) combined by a
+// reduction of 32, starting from the combiner's neutral element.
+
+// CHECK-LABEL: func.func @row_max
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [4, 32, 32]
+// CHECK: %[[NEUTRAL:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEUTRAL]] : f32) outs(%{{.*}} : tensor<4x32xf32>)
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs(%[[INIT]] : tensor<4x32xf32>)
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[PARTIAL]] : tensor<4x32xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: arith.maximumf
+// LONGER-LABEL: func.func @row_max
+// LONGER-NOT: tensor.expand_shape
+// LONGER: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#r0 = affine_map<(d0, d1) -> (d0)>
+func.func @row_max(%x: tensor<4x1024xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #r0], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x1024xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.maximumf %o, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Tests a full reduction over two loops (a loss): the outer loop becomes a
+// parallel loop of 16 partials, each row of 512 is split by 32, and two
+// small reductions combine the partials into the original output.
+
+// CHECK-LABEL: func.func @loss
+// CHECK: %[[ROWS:.*]] = linalg.fill {{.*}} -> tensor<16xf32>
+// CHECK: %[[SPLIT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[PERROW:.*]] = linalg.generic {{.*}} ins(%[[SPLIT]] : tensor<16x32xf32>) outs(%[[ROWS]] : tensor<16xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} ins(%[[PERROW]] : tensor<16xf32>) outs(%{{.*}} : tensor<f32>)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#s = affine_map<(d0, d1) -> ()>
+func.func @loss(%x: tensor<16x512xf32>, %y: tensor<16x512xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [#id, #id, #s], iterator_types = ["reduction", "reduction"]} ins(%x, %y : tensor<16x512xf32>, tensor<16x512xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %a = arith.addf %o, %p : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Tests that short rows, and rows whose length has no divisor to split by,
+// are left alone.
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#r0 = affine_map<(d0, d1) -> (d0)>
+func.func @left_alone(%x: tensor<4x8xf32>, %p: tensor<4x1021xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r = linalg.generic {indexing_maps = [#id, #r0], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.addf %o, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %q = linalg.generic {indexing_maps = [#id, #r0], iterator_types = ["parallel", "reduction"]} ins(%p : tensor<4x1021xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.addf %o, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r, %q : tensor<4xf32>, tensor<4xf32>
+}
