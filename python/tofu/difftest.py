@@ -107,6 +107,9 @@ def main(argv=None):
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--autodiff", default="", help="tofu-autodiff options")
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--int-bound", type=int, default=2,
+                    help="integer inputs (token ids) take values in "
+                    "[0, INT_BOUND)")
     ap.add_argument("--rtol", type=float, default=1e-5)
     # build/bin/tofu sets the TOFU_* defaults to its build's tools.
     env = os.environ.get
@@ -155,7 +158,8 @@ def main(argv=None):
         if args.drop_reduction:
             spmd = drop_reduction(spmd)
         low = run([args.tofu_opt, "-",
-                   f"--tofu-train-driver=steps={args.steps} reference=1",
+                   f"--tofu-train-driver=steps={args.steps} reference=1 "
+                   f"int-bound={args.int_bound}",
                    "--convert-tofu-to-mpi"] + LOWER, spmd,
                   "tofu-opt (driver and lowering)").stdout
         low_file = os.path.join(tmp, "step.mlir")

@@ -80,15 +80,24 @@ std::vector<int64_t> getInts(const TofuUnrankedMemRef *m) {
 }
 
 int64_t bytesOf(int64_t type) {
-  if (type == TOFU_F32)
+  if (type == TOFU_F32 || type == TOFU_I32)
     return 4;
-  if (type == TOFU_F64)
+  if (type == TOFU_F64 || type == TOFU_I64)
     return 8;
   fatal("unsupported element type");
 }
 
 MPI_Datatype mpiType(int64_t type) {
-  return type == TOFU_F32 ? MPI_FLOAT : MPI_DOUBLE;
+  switch (type) {
+  case TOFU_F32:
+    return MPI_FLOAT;
+  case TOFU_I32:
+    return MPI_INT32_T;
+  case TOFU_I64:
+    return MPI_INT64_T;
+  default:
+    return MPI_DOUBLE;
+  }
 }
 
 MPI_Op mpiOp(int64_t kind) {
@@ -391,8 +400,8 @@ void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
                                MPI_BYTE, w, 7, MPI_COMM_WORLD,
                                &requests.back()));
     }
-  TOFU_MPI_CHECK(MPI_Waitall(requests.size(), requests.data(),
-                             MPI_STATUSES_IGNORE));
+  TOFU_MPI_CHECK(
+      MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE));
   std::vector<size_t> cursor(s.size, 0);
   for (size_t j = 0; j < regions.size(); ++j) {
     Box part = wanted[me].intersect(regions[j]);
@@ -456,8 +465,8 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
 
 void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,
                                  TofuUnrankedMemRef *offsets,
-                                 TofuUnrankedMemRef *globalShape,
-                                 uint64_t seed, uint64_t stream, double scale,
+                                 TofuUnrankedMemRef *globalShape, uint64_t seed,
+                                 uint64_t stream, double scale,
                                  int64_t nonNegative, int64_t type) {
   int64_t eb = bytesOf(type);
   View v = getView(tile, eb);
@@ -480,13 +489,59 @@ void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,
             double u = double(hash(base ^ uint64_t(global)) >> 11) /
                        double(uint64_t(1) << 53);
             double x = nonNegative ? u * scale : (2 * u - 1) * scale;
-            if (type == TOFU_F32) {
+            if (type == TOFU_I32 || type == TOFU_I64) {
+              // An integer in [0, scale): an index such as a token id.
+              int64_t n =
+                  std::min<int64_t>(int64_t(u * scale), int64_t(scale) - 1);
+              if (type == TOFU_I32) {
+                int32_t m = int32_t(n);
+                std::memcpy(v.data + off * eb, &m, 4);
+              } else {
+                std::memcpy(v.data + off * eb, &n, 8);
+              }
+            } else if (type == TOFU_F32) {
               float f = float(x);
               std::memcpy(v.data + off * eb, &f, 4);
             } else {
               std::memcpy(v.data + off * eb, &x, 8);
             }
           });
+}
+
+// tofu_fetch for other element types: a call's unranked buffers name the
+// element type, so each has its own declaration; the move is in bytes.
+#define TOFU_FETCH_ALIAS(suffix)                                               \
+  void _mlir_ciface_tofu_fetch_##suffix(                                       \
+      TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,                        \
+      TofuUnrankedMemRef *srcOffsets, TofuUnrankedMemRef *dstOffsets,          \
+      int64_t elementBytes) {                                                  \
+    _mlir_ciface_tofu_fetch(src, dst, srcOffsets, dstOffsets, elementBytes);   \
+  }
+TOFU_FETCH_ALIAS(f64)
+TOFU_FETCH_ALIAS(i32)
+TOFU_FETCH_ALIAS(i64)
+#undef TOFU_FETCH_ALIAS
+
+// The same for integer tiles, declared separately since a call's unranked
+// buffer type names its element type.
+void _mlir_ciface_tofu_fill_hash_i32(TofuUnrankedMemRef *tile,
+                                     TofuUnrankedMemRef *offsets,
+                                     TofuUnrankedMemRef *globalShape,
+                                     uint64_t seed, uint64_t stream,
+                                     double scale, int64_t nonNegative,
+                                     int64_t type) {
+  _mlir_ciface_tofu_fill_hash(tile, offsets, globalShape, seed, stream, scale,
+                              nonNegative, type);
+}
+
+void _mlir_ciface_tofu_fill_hash_i64(TofuUnrankedMemRef *tile,
+                                     TofuUnrankedMemRef *offsets,
+                                     TofuUnrankedMemRef *globalShape,
+                                     uint64_t seed, uint64_t stream,
+                                     double scale, int64_t nonNegative,
+                                     int64_t type) {
+  _mlir_ciface_tofu_fill_hash(tile, offsets, globalShape, seed, stream, scale,
+                              nonNegative, type);
 }
 
 double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,

@@ -41,17 +41,22 @@ static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::init("-"));
 static llvm::cl::opt<unsigned> steps("steps", llvm::cl::desc("Training steps"),
                                      llvm::cl::init(3));
-static llvm::cl::opt<uint64_t> seed("seed",
-                                    llvm::cl::desc("Seed of the initial values"),
-                                    llvm::cl::init(1));
+static llvm::cl::opt<uint64_t>
+    seed("seed", llvm::cl::desc("Seed of the initial values"),
+         llvm::cl::init(1));
 static llvm::cl::opt<bool>
     reference("reference",
               llvm::cl::desc("Also run the unpartitioned step and print the "
                              "largest relative difference"));
+static llvm::cl::opt<uint64_t> intBound(
+    "int-bound",
+    llvm::cl::desc("Integer inputs (token ids) take values in [0, int-bound)"),
+    llvm::cl::init(2));
 static llvm::cl::opt<std::string>
-    funcName("func", llvm::cl::desc("The training step (default: the function "
-                                "whose first result has tofu.loss)"),
-         llvm::cl::init(""));
+    funcName("func",
+             llvm::cl::desc("The training step (default: the function "
+                            "whose first result has tofu.loss)"),
+             llvm::cl::init(""));
 
 /// The lowering to LLVM after the driver and convert-tofu-to-mpi, with
 /// allocations routed through the runtime's counting hooks.
@@ -97,6 +102,7 @@ int main(int argc, char **argv) {
   std::string driver = "tofu-train-driver{steps=" + std::to_string(steps) +
                        " seed=" + std::to_string(seed) +
                        " reference=" + (reference ? "1" : "0") +
+                       " int-bound=" + std::to_string(intBound) +
                        (funcName.empty() ? "" : " func=" + funcName) +
                        "},convert-tofu-to-mpi," + kLowering;
   if (failed(parsePassPipeline(driver, pm, llvm::errs())) ||

@@ -32,8 +32,9 @@ typedef struct {
   void *descriptor;
 } TofuUnrankedMemRef;
 
-/// Element types of the collectives.
-enum { TOFU_F32 = 0, TOFU_F64 = 1 };
+/// Element types of the collectives (integers for inputs such as token
+/// ids, which are moved but never reduced).
+enum { TOFU_F32 = 0, TOFU_F64 = 1, TOFU_I32 = 2, TOFU_I64 = 3 };
 /// Reductions, numbered as shard::ReductionKind.
 enum { TOFU_SUM = 1, TOFU_MAX = 2, TOFU_MIN = 3, TOFU_PROD = 4 };
 
@@ -52,6 +53,22 @@ void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
                              TofuUnrankedMemRef *srcOffsets,
                              TofuUnrankedMemRef *dstOffsets,
                              int64_t elementBytes);
+/// tofu_fetch for f64, i32 and i64 buffers (declared per element type).
+void _mlir_ciface_tofu_fetch_f64(TofuUnrankedMemRef *src,
+                                 TofuUnrankedMemRef *dst,
+                                 TofuUnrankedMemRef *srcOffsets,
+                                 TofuUnrankedMemRef *dstOffsets,
+                                 int64_t elementBytes);
+void _mlir_ciface_tofu_fetch_i32(TofuUnrankedMemRef *src,
+                                 TofuUnrankedMemRef *dst,
+                                 TofuUnrankedMemRef *srcOffsets,
+                                 TofuUnrankedMemRef *dstOffsets,
+                                 int64_t elementBytes);
+void _mlir_ciface_tofu_fetch_i64(TofuUnrankedMemRef *src,
+                                 TofuUnrankedMemRef *dst,
+                                 TofuUnrankedMemRef *srcOffsets,
+                                 TofuUnrankedMemRef *dstOffsets,
+                                 int64_t elementBytes);
 /// dst = the reduction of src over the ranks that differ only in `axes`.
 void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
                                   TofuUnrankedMemRef *dst,
@@ -70,9 +87,22 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
 /// `nonNegative`. `stream` separates tensors.
 void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,
                                  TofuUnrankedMemRef *offsets,
-                                 TofuUnrankedMemRef *globalShape,
-                                 uint64_t seed, uint64_t stream, double scale,
+                                 TofuUnrankedMemRef *globalShape, uint64_t seed,
+                                 uint64_t stream, double scale,
                                  int64_t nonNegative, int64_t type);
+/// tofu_fill_hash for i32 and i64 tiles (token ids in [0, scale)).
+void _mlir_ciface_tofu_fill_hash_i32(TofuUnrankedMemRef *tile,
+                                     TofuUnrankedMemRef *offsets,
+                                     TofuUnrankedMemRef *globalShape,
+                                     uint64_t seed, uint64_t stream,
+                                     double scale, int64_t nonNegative,
+                                     int64_t type);
+void _mlir_ciface_tofu_fill_hash_i64(TofuUnrankedMemRef *tile,
+                                     TofuUnrankedMemRef *offsets,
+                                     TofuUnrankedMemRef *globalShape,
+                                     uint64_t seed, uint64_t stream,
+                                     double scale, int64_t nonNegative,
+                                     int64_t type);
 /// The largest difference |a - b| between a tile and the region of a whole
 /// reference tensor at `offsets`, relative to max(max |b| over the whole
 /// reference, 1e-3): tensors that are zero up to rounding compare

@@ -46,8 +46,7 @@ FailureOr<int64_t> typeCode(Operation *op, Type element) {
 Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
                      StringRef callee, Value input, RankedTensorType result,
                      ArrayRef<Value> extra) {
-  auto memrefType =
-      MemRefType::get(result.getShape(), result.getElementType());
+  auto memrefType = MemRefType::get(result.getShape(), result.getElementType());
   Value out = memref::AllocOp::create(b, loc, memrefType);
   Value in = getUnrankedView(b, loc, input);
   Value outU = memref::CastOp::create(
@@ -106,10 +105,19 @@ void ConvertTofuToMPIPass::runOnOperation() {
       if (type.getRank() == 0) {
         replacement = fetch.getInput();
       } else {
-        replacement = callWithResult(
-            module, b, loc, "tofu_fetch", fetch.getInput(), type,
-            {getConstantInts(b, loc, fetch.getSrcOffsets()),
-             getConstantInts(b, loc, fetch.getDstOffsets()), i64(b, loc, bytes)});
+        // One declaration per element type, since the call's unranked
+        // buffers name it; the runtime moves bytes either way.
+        std::string callee = "tofu_fetch";
+        Type element = type.getElementType();
+        if (!element.isF32()) {
+          llvm::raw_string_ostream os(callee);
+          os << "_" << element;
+        }
+        replacement =
+            callWithResult(module, b, loc, callee, fetch.getInput(), type,
+                           {getConstantInts(b, loc, fetch.getSrcOffsets()),
+                            getConstantInts(b, loc, fetch.getDstOffsets()),
+                            i64(b, loc, bytes)});
       }
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       auto type = cast<RankedTensorType>(reduce.getResult().getType());
@@ -146,8 +154,7 @@ void ConvertTofuToMPIPass::runOnOperation() {
       func::FuncOp f =
           declareRuntimeFunction(module, "tofu_rank", {}, {b.getI64Type()});
       Value rank = func::CallOp::create(b, loc, f, ValueRange{}).getResult(0);
-      replacement =
-          arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);
+      replacement = arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);
     }
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();

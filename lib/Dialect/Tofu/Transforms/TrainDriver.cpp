@@ -51,8 +51,7 @@ public:
   }
   Value i64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
   Value f64(double v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(),
-                                          APFloat(v));
+    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(), APFloat(v));
   }
   Value view(Value tensor) { return getUnrankedView(b, loc, tensor); }
   /// This rank's row of a per-rank table of offsets, as a buffer.
@@ -63,11 +62,10 @@ public:
     if (rank == 0)
       return view(arith::ConstantOp::create(
           b, loc,
-          DenseIntElementsAttr::get(
-              RankedTensorType::get({0}, b.getI64Type()),
-              ArrayRef<int64_t>{})));
-    auto tableType = RankedTensorType::get(
-        {(int64_t)boxes.size(), rank}, b.getI64Type());
+          DenseIntElementsAttr::get(RankedTensorType::get({0}, b.getI64Type()),
+                                    ArrayRef<int64_t>{})));
+    auto tableType =
+        RankedTensorType::get({(int64_t)boxes.size(), rank}, b.getI64Type());
     Value table = arith::ConstantOp::create(
         b, loc, DenseIntElementsAttr::get(tableType, flat));
     SmallVector<OpFoldResult> offsets{rankIndex, b.getIndexAttr(0)};
@@ -78,9 +76,7 @@ public:
         sizes, strides);
     return view(row);
   }
-  Value constantInts(ArrayRef<int64_t> v) {
-    return getConstantInts(b, loc, v);
-  }
+  Value constantInts(ArrayRef<int64_t> v) { return getConstantInts(b, loc, v); }
 
   ModuleOp module;
   OpBuilder &b;
@@ -160,16 +156,35 @@ void TofuTrainDriverPass::runOnOperation() {
     if (g.getSymName() == (step.getSymName() + "_grid").str())
       grid.shape.assign(g.getShape().begin(), g.getShape().end());
   func::FuncOp globalOf = reference ? reference : step;
-  for (Type t : llvm::concat<const Type>(step.getArgumentTypes(),
-                                         step.getResultTypes())) {
+  auto isFloat = [](Type t) { return t.isF32() || t.isF64(); };
+  auto isIndex = [](Type t) {
+    return t.isSignlessInteger(32) || t.isSignlessInteger(64);
+  };
+  for (auto [i, t] : llvm::enumerate(step.getArgumentTypes())) {
     auto type = dyn_cast<RankedTensorType>(t);
+    bool input = !step.getArgAttr(i, attrs::kStateOf) &&
+                 !step.getArgAttr(i, attrs::kWeight);
     if (!type || !type.hasStaticShape() ||
-        !(type.getElementType().isF32() || type.getElementType().isF64())) {
-      step.emitError("tofu-train-driver: every argument and result must be "
-                     "a static f32 or f64 tensor, not ")
+        !(isFloat(type.getElementType()) ||
+          (input && isIndex(type.getElementType())))) {
+      step.emitError("tofu-train-driver: argument #")
+          << i << " must be a static f32 or f64 tensor (or i32 or i64 for "
+          << "an input), not " << t;
+      return signalPassFailure();
+    }
+  }
+  for (Type t : step.getResultTypes()) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.hasStaticShape() || !isFloat(type.getElementType())) {
+      step.emitError("tofu-train-driver: every result must be a static f32 "
+                     "or f64 tensor, not ")
           << t;
       return signalPassFailure();
     }
+  }
+  if (intBound < 1 || intBound > (1u << 31)) {
+    step.emitError("tofu-train-driver: int-bound must be in [1, 2^31]");
+    return signalPassFailure();
   }
   if (globalOf.getNumArguments() != step.getNumArguments() ||
       globalOf.getNumResults() != step.getNumResults()) {
@@ -217,17 +232,26 @@ void TofuTrainDriverPass::runOnOperation() {
                                       ValueRange{empty})
             .getResult(0);
       }
-      auto memrefType =
-          MemRefType::get(type.getShape(), type.getElementType());
+      auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
       Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
       Value unranked = memref::CastOp::create(
-          b, d.loc, UnrankedMemRefType::get(type.getElementType(), 0),
-          buffer);
-      d.call("tofu_fill_hash",
-             {unranked, offsets, d.constantInts(global.getShape()),
-              d.i64(seed), d.i64(i + 1),
-              d.f64(weight ? weightScale(global) : 1.0), d.i64(weight ? 0 : 1),
-              d.i64(type.getElementType().isF32() ? 0 : 1)});
+          b, d.loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+      Type element = type.getElementType();
+      bool index = element.isInteger();
+      int64_t code = element.isF32()                 ? 0
+                     : element.isF64()               ? 1
+                     : element.isSignlessInteger(32) ? 2
+                                                     : 3;
+      // One declaration per element type of the unranked buffer.
+      StringRef callee = code == 2   ? "tofu_fill_hash_i32"
+                         : code == 3 ? "tofu_fill_hash_i64"
+                                     : "tofu_fill_hash";
+      d.call(callee, {unranked, offsets, d.constantInts(global.getShape()),
+                      d.i64(seed), d.i64(i + 1),
+                      d.f64(index    ? double(intBound)
+                            : weight ? weightScale(global)
+                                     : 1.0),
+                      d.i64(weight ? 0 : 1), d.i64(code)});
       return bufferization::ToTensorOp::create(b, d.loc, type, buffer,
                                                /*restrict=*/true,
                                                /*writable=*/true);
@@ -256,20 +280,19 @@ void TofuTrainDriverPass::runOnOperation() {
       refResults.assign(refCall.getResults().begin(),
                         refCall.getResults().end());
       refLoss = toF64(refResults[0]);
-      Value diff = d.call(
-          "tofu_max_difference",
-          {d.view(results[0]), d.view(refResults[0]),
-           d.constantInts({}),
-           d.i64(cast<RankedTensorType>(results[0].getType())
-                         .getElementType()
-                         .isF32()
-                     ? 0
-                     : 1)},
-          {b.getF64Type()});
+      Value diff =
+          d.call("tofu_max_difference",
+                 {d.view(results[0]), d.view(refResults[0]), d.constantInts({}),
+                  d.i64(cast<RankedTensorType>(results[0].getType())
+                                .getElementType()
+                                .isF32()
+                            ? 0
+                            : 1)},
+                 {b.getF64Type()});
       worst = arith::MaximumFOp::create(b, d.loc, worst, diff);
     }
-    d.call("tofu_print_loss", {d.i64(s), loss, d.i64(this->reference ? 1 : 0),
-                               refLoss});
+    d.call("tofu_print_loss",
+           {d.i64(s), loss, d.i64(this->reference ? 1 : 0), refLoss});
     for (unsigned r = 0; r < feeds.size(); ++r)
       if (feeds[r] >= 0) {
         args[feeds[r]] = results[r];
@@ -283,12 +306,11 @@ void TofuTrainDriverPass::runOnOperation() {
       if (feeds[r] < 0)
         continue;
       auto type = cast<RankedTensorType>(results[r].getType());
-      Value diff = d.call(
-          "tofu_max_difference",
-          {d.view(results[r]), d.view(refResults[r]),
-           d.rankRow(argBoxes[feeds[r]], type.getRank()),
-           d.i64(type.getElementType().isF32() ? 0 : 1)},
-          {b.getF64Type()});
+      Value diff = d.call("tofu_max_difference",
+                          {d.view(results[r]), d.view(refResults[r]),
+                           d.rankRow(argBoxes[feeds[r]], type.getRank()),
+                           d.i64(type.getElementType().isF32() ? 0 : 1)},
+                          {b.getF64Type()});
       worst = arith::MaximumFOp::create(b, d.loc, worst, diff);
     }
     d.call("tofu_print_difference", {worst});

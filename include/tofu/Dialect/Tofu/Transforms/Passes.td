@@ -93,6 +93,9 @@ def TofuTrainDriver : Pass<"tofu-train-driver", "mlir::ModuleOp"> {
            "Seed of the initial values">,
     Option<"reference", "reference", "bool", /*default=*/"false",
            "Also run the unpartitioned step and compare">,
+    Option<"intBound", "int-bound", "uint64_t", /*default=*/"2",
+           "Integer inputs (i32/i64, such as token ids) take values in "
+           "[0, int-bound)">,
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
