@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -154,8 +155,17 @@ tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
       if (func.getArgAttr(i, attrs::kWeight))
         chosen.insert(i);
   }
+  bool anyMarked = llvm::any_of(llvm::seq(numArgs), [&](unsigned i) {
+    return func.getArgAttr(i, attrs::kWeight) != nullptr;
+  });
   for (const std::string &entry : weights) {
-    if (entry == "all") {
+    if (entry == "auto" && anyMarked) {
+      for (unsigned i = 0; i < numArgs; ++i)
+        if (func.getArgAttr(i, attrs::kWeight))
+          chosen.insert(i);
+      continue;
+    }
+    if (entry == "all" || entry == "auto") {
       for (unsigned i = 0; i < numArgs; ++i)
         if (!excluded.contains(i) && isFloatTensor(func.getArgumentTypes()[i]))
           chosen.insert(i);

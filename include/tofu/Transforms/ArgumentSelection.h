@@ -37,9 +37,10 @@ std::optional<unsigned> resolveArgument(mlir::func::FuncOp func,
 bool isFloatTensor(mlir::Type type);
 
 /// The weights of `func` that `weights` selects, in argument order:
-/// indices, names, or `all` (every floating-point tensor argument except
-/// those listed in `inputs` and those marked `tofu.input`). With no entry,
-/// the arguments marked `tofu.weight`. Fails with an error on a bad entry.
+/// indices, names, `all` (every floating-point tensor argument except
+/// those listed in `inputs` and those marked `tofu.input`) or `auto` (the
+/// arguments marked `tofu.weight` if there are any, else `all`). With no
+/// entry, the arguments marked `tofu.weight`. Fails with an error on a bad entry.
 mlir::FailureOr<llvm::SmallVector<unsigned>>
 selectWeights(mlir::func::FuncOp func, llvm::ArrayRef<std::string> weights,
               llvm::ArrayRef<std::string> inputs, llvm::StringRef pass);

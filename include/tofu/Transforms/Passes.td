@@ -57,6 +57,42 @@ def TofuLoss : Pass<"tofu-loss", "mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TofuUnrollLoops : Pass<"tofu-unroll-loops", "mlir::ModuleOp"> {
+  let summary = "Fully unroll scf.for loops with static bounds";
+  let description = [{
+    Replaces every `scf.for` whose bounds and step are constants by one copy
+    of its body per iteration, the induction variable a constant and the
+    `iter_args` threaded from copy to copy; slice offsets computed from the
+    induction variable fold to static ones. A recurrent model (an LSTM whose
+    time loop carries `h` and `c`) becomes the straight-line program that
+    `tdl-attach` describes and the search partitions; its copies read the
+    same weights, so coarsening merges them as time steps.
+
+    A loop nest that would give more than `max-iterations` iterations in
+    all is an error on the loop, as are bounds that are not constants. The
+    IR is unchanged when any loop fails.
+
+    Before:
+
+    ```mlir
+    %h = scf.for %t = %c0 to %c3 step %c1 iter_args(%s = %h0) -> (tensor<4x8xf32>) {
+      %x_t = tensor.extract_slice %x[%t, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+      %n = ... cell(%x_t, %s) ...
+      scf.yield %n : tensor<4x8xf32>
+    }
+    ```
+
+    After: three copies of the cell, reading `%x[0, 0, 0]`, `%x[1, 0, 0]`
+    and `%x[2, 0, 0]`.
+  }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "uint64_t", /*default=*/"1024",
+           "Largest number of iterations of a loop nest to unroll">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode automatic differentiation of a scalar loss";
   let description = [{
@@ -70,7 +106,8 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
     `loc("fc.weight")`, or its SSA name in the source file), or `all`: every
     floating-point tensor argument except the data inputs (marked
     `{tofu.input}`, as `tofu-loss` marks labels, or listed by `inputs`, e.g.
-    `weights=all inputs=0`). Finding no function to differentiate is an
+    `weights=all inputs=0`), or `auto`: the marked arguments if there are
+    any, else `all`. Finding no function to differentiate is an
     error that says how to mark weights.
 
     Adjoints of `linalg` operations are derived from their indexing maps:
@@ -103,9 +140,10 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
            "Differentiate only this function (default: every function with "
            "weights that returns a 0-d tensor)">,
     ListOption<"weightArgs", "weights", "std::string",
-               "The weight arguments: indices, names, or 'all' (every "
-               "floating-point tensor argument except the inputs; default: "
-               "arguments marked tofu.weight)">,
+               "The weight arguments: indices, names, 'all' (every "
+               "floating-point tensor argument except the inputs) or 'auto' "
+               "(the marked ones if any, else all); default: arguments "
+               "marked tofu.weight">,
     ListOption<"inputArgs", "inputs", "std::string",
                "Data arguments (indices or names) that weights=all leaves "
                "out, besides those marked tofu.input">,
