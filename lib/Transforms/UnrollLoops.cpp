@@ -106,7 +106,8 @@ struct TofuUnrollLoopsPass
       if (outer && total > maxIterations / outer) {
         loop.emitError("tofu-unroll-loops: unrolling gives ")
             << (outer > 1 ? std::to_string(outer) + " x " : "") << *trips
-            << " iterations, more than max-iterations=" << maxIterations
+            << " iterations, more than max-iterations="
+            << uint64_t(maxIterations)
             << " (raise it to unroll this loop)";
         failed = true;
         return WalkResult::interrupt();
