@@ -109,12 +109,15 @@ std::optional<unsigned> tofu::resolveArgument(func::FuncOp func,
     return std::nullopt;
   }
   SmallVector<std::string> names;
+  unsigned unnamed = 0;
   for (unsigned i = 0; i < numArgs; ++i) {
     std::string name = getArgumentName(func, i);
     if (name == entry)
       return i;
     if (!name.empty())
       names.push_back(name);
+    else
+      ++unnamed;
   }
   InFlightDiagnostic diag = emitFunctionError(func, pass);
   diag << ": no argument of '@" << func.getName() << "' is named '" << entry
@@ -132,6 +135,11 @@ std::optional<unsigned> tofu::resolveArgument(func::FuncOp func,
   if (names.size() > kShown)
     diag << ", and " << names.size() - kShown << " more";
   diag << ")";
+  if (unnamed)
+    diag << "; " << unnamed
+         << " arguments have no name (names are read from a source file "
+            "on disk, loc(\"name\") or {"
+         << attrs::kName << " = \"name\"}): give their index";
   return std::nullopt;
 }
 
