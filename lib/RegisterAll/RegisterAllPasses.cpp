@@ -15,6 +15,7 @@
 void tofu::registerAllPasses() {
   tdl::registerTDLPasses();
   registerTofuPasses();
+  registerTofuTrainPipeline();
   registerTofuPartitionPasses();
   registerTofuConversionPasses();
   registerTofuGPUPipeline();

@@ -8,6 +8,7 @@
 
 #include "tofu/Transforms/Passes.h"
 
+#include "tofu/Transforms/ArgumentSelection.h"
 #include "tofu/Transforms/ScalarDerivative.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 
@@ -799,31 +800,36 @@ static LogicalResult checkActiveType(Value v, Operation *where) {
 
 LogicalResult Differentiator::run() {
   if (!func.getBody().hasOneBlock())
-    return func.emitError("tofu-autodiff: functions with more than one block "
+    return emitFunctionError(func, "tofu-autodiff: functions with more than "
+                                   "one block "
                           "(control flow) are not supported");
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!ret)
-    return func.emitError("tofu-autodiff: expected the function to end with "
+    return emitFunctionError(func, "tofu-autodiff: expected the function to "
+                                   "end with "
                           "'func.return'");
   for (unsigned w : weights) {
     Type type = func.getArgument(w).getType();
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape() ||
         !isa<FloatType>(tensor.getElementType()))
-      return func.emitError("tofu-autodiff: weight argument ")
+      return mlir::emitError(func.getArgument(w).getLoc(),
+                             "tofu-autodiff: weight argument ")
              << w << " must be a statically shaped tensor of floats, found "
              << type << (isa<FloatType>(type) ? " (use a 0-d tensor)" : "");
   }
   if (ret.getNumOperands() != 1)
-    return func.emitError("tofu-autodiff: expected a function returning one "
+    return emitFunctionError(func, "tofu-autodiff: expected a function "
+                                   "returning one "
                           "scalar loss, found ")
            << ret.getNumOperands() << " results";
   Value loss = ret.getOperand(0);
   auto lossType = dyn_cast<RankedTensorType>(loss.getType());
   if (!lossType || lossType.getRank() != 0 ||
       !isa<FloatType>(lossType.getElementType()))
-    return func.emitError("tofu-autodiff: the loss must be a 0-d float "
+    return emitFunctionError(func, "tofu-autodiff: the loss must be a 0-d "
+                                   "float "
                           "tensor, found ")
            << loss.getType();
 
@@ -917,6 +923,15 @@ LogicalResult Differentiator::run() {
   return success();
 }
 
+/// True if `func` returns one 0-d float tensor: a loss.
+static bool returnsLoss(func::FuncOp func) {
+  ArrayRef<Type> results = func.getResultTypes();
+  if (results.size() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(results[0]);
+  return type && type.getRank() == 0 && isa<FloatType>(type.getElementType());
+}
+
 namespace {
 struct TofuAutodiffPass
     : public tofu::impl::TofuAutodiffBase<TofuAutodiffPass> {
@@ -930,26 +945,31 @@ struct TofuAutodiffPass
           (funcName.empty() || func.getName() == funcName))
         funcs.push_back(func);
     if (!funcName.empty() && funcs.empty()) {
-      module.emitError("tofu-autodiff: no function named '") << funcName << "'";
+      mlir::emitError(module.getLoc(), "tofu-autodiff: no function named '")
+          << funcName << "'";
       return signalPassFailure();
     }
+    // Weights chosen by name or as 'all' select among the functions that
+    // return a loss; indices and markers keep naming any function a model.
+    bool bySelection = llvm::any_of(weightArgs, [](const std::string &w) {
+      unsigned index;
+      return StringRef(w).getAsInteger(10, index);
+    });
+    unsigned differentiated = 0, losses = 0;
     for (func::FuncOp func : funcs) {
-      SmallVector<unsigned> weights(weightArgs.begin(), weightArgs.end());
-      if (weights.empty())
-        for (unsigned i = 0; i < func.getNumArguments(); ++i)
-          if (func.getArgAttr(i, attrs::kWeight))
-            weights.push_back(i);
-      for (unsigned w : weights)
-        if (w >= func.getNumArguments()) {
-          func.emitError("tofu-autodiff: weight argument ")
-              << w << " out of range";
-          return signalPassFailure();
-        }
-      if (weights.empty()) {
+      bool isLoss = returnsLoss(func);
+      losses += isLoss;
+      if (bySelection && funcName.empty() && !isLoss)
+        continue;
+      FailureOr<SmallVector<unsigned>> weights =
+          selectWeights(func, weightArgs, inputArgs, "tofu-autodiff");
+      if (failed(weights))
+        return signalPassFailure();
+      if (weights->empty()) {
         if (funcName.empty())
           continue; // Not a model: nothing to differentiate.
-        func.emitError("tofu-autodiff: no weight arguments (mark them "
-                       "{tofu.weight} or pass weights=...)");
+        emitFunctionError(func, "tofu-autodiff: '@")
+            << func.getName() << "' has no weight arguments; " << howToMark();
         return signalPassFailure();
       }
       func::FuncOp train = func;
@@ -959,9 +979,29 @@ struct TofuAutodiffPass
         train = cast<func::FuncOp>(builder.clone(*func));
       }
       train.setName((func.getName() + "_train").str());
-      if (failed(Differentiator(train, weights).run()))
+      if (failed(Differentiator(train, *weights).run()))
         return signalPassFailure();
+      ++differentiated;
     }
+    if (differentiated)
+      return;
+    // Nothing to differentiate is an error: a training step without
+    // gradients is never what was meant.
+    Location loc = funcs.size() == 1 ? funcs.front().getLoc() : module.getLoc();
+    if (!losses)
+      mlir::emitError(loc, "tofu-autodiff: nothing to differentiate: no "
+                           "function returns a 0-d loss (add one with "
+                           "tofu-loss{kind=softmax-cross-entropy|mse|sum})");
+    else
+      mlir::emitError(loc, "tofu-autodiff: nothing to differentiate: no "
+                           "function with a 0-d loss has weight arguments; ")
+          << howToMark();
+    signalPassFailure();
+  }
+
+  static StringRef howToMark() {
+    return "mark them {tofu.weight}, or pass weights=all (with inputs=... "
+           "for the data arguments), weights=<indices> or weights=<names>";
   }
 };
 } // namespace

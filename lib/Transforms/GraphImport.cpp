@@ -62,7 +62,7 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
   ImportedGraph out;
   Graph &g = out.graph;
   if (!func.getBody().hasOneBlock())
-    return func.emitError("tofu-search: functions with more than one block "
+    return mlir::emitError(func.getLoc(), "tofu-search: functions with more than one block "
                           "(control flow) are not supported");
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
@@ -219,6 +219,6 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
   }
   std::string error = g.finalize();
   if (!error.empty())
-    return func.emitError("internal error importing the graph: ") << error;
+    return mlir::emitError(func.getLoc(), "internal error importing the graph: ") << error;
   return out;
 }

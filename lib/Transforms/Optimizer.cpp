@@ -74,7 +74,7 @@ struct TofuOptimizerPass
 
   void runOnOperation() override {
     if (kind != "sgd" && kind != "momentum" && kind != "adam") {
-      getOperation().emitError("tofu-optimizer: unknown kind '")
+      mlir::emitError(getOperation().getLoc(), "tofu-optimizer: unknown kind '")
           << kind << "' (expected sgd, momentum or adam)";
       return signalPassFailure();
     }
@@ -92,7 +92,7 @@ struct TofuOptimizerPass
         return signalPassFailure();
     }
     if (!found) {
-      getOperation().emitError("tofu-optimizer: no training step found (run "
+      mlir::emitError(getOperation().getLoc(), "tofu-optimizer: no training step found (run "
                                "tofu-autodiff first)");
       signalPassFailure();
     }
@@ -106,11 +106,11 @@ struct TofuOptimizerPass
 /// arguments of the gradient's type.
 static LogicalResult verifyStep(func::FuncOp func) {
   if (!func.getBody().hasOneBlock())
-    return func.emitError("tofu-optimizer: functions with more than one block "
+    return mlir::emitError(func.getLoc(), "tofu-optimizer: functions with more than one block "
                           "(control flow) are not supported");
   auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (!ret)
-    return func.emitError("tofu-optimizer: expected the function to end with "
+    return mlir::emitError(func.getLoc(), "tofu-optimizer: expected the function to end with "
                           "'func.return'");
   llvm::SmallDenseSet<int64_t> seen;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -118,7 +118,7 @@ static LogicalResult verifyStep(func::FuncOp func) {
     if (!attr)
       continue;
     auto fail = [&]() {
-      return func.emitError("tofu-optimizer: result ")
+      return mlir::emitError(func.getLoc(), "tofu-optimizer: result ")
              << i << " has an invalid '" << attrs::kGradientOfArg << "': ";
     };
     std::optional<int64_t> w = attrs::getInt64(attr);

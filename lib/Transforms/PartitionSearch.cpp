@@ -59,20 +59,20 @@ std::string withSuffix(const std::string &path, const std::string &suffix) {
 void TofuSearchPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (devices.empty()) {
-    module.emitError("tofu-search needs the devices, e.g. "
+    mlir::emitError(module.getLoc(), "tofu-search needs the devices, e.g. "
                      "--tofu-search=\"devices=8\" or \"devices=2x4\"");
     return signalPassFailure();
   }
   std::string error;
   std::optional<Topology> topology = Topology::parse(devices, bandwidth, error);
   if (!topology) {
-    module.emitError("tofu-search: ") << error;
+    mlir::emitError(module.getLoc(), "tofu-search: ") << error;
     return signalPassFailure();
   }
   SearchOptions options;
   std::optional<Algorithm> parsed = parseAlgorithm(algorithm);
   if (!parsed) {
-    module.emitError("tofu-search: unknown algorithm '")
+    mlir::emitError(module.getLoc(), "tofu-search: unknown algorithm '")
         << algorithm
         << "' (expected tofu, brute-force, data-parallel, allrow-greedy, "
            "spartan, equalchop or icml18)";
@@ -89,7 +89,7 @@ void TofuSearchPass::runOnOperation() {
     if (hasDescribedOps(func))
       funcs.push_back(func);
   if (funcs.empty()) {
-    module.emitWarning("tofu-search: no function has TDL descriptions; run "
+    mlir::emitWarning(module.getLoc(), "tofu-search: no function has TDL descriptions; run "
                        "tdl-attach first");
     return;
   }
@@ -115,7 +115,7 @@ TofuSearchPass::writeFile(func::FuncOp func, const std::string &path,
   std::error_code ec;
   llvm::raw_fd_ostream os(name, ec, llvm::sys::fs::OF_Text);
   if (ec)
-    return func.emitError("tofu-search: cannot write '")
+    return mlir::emitError(func.getLoc(), "tofu-search: cannot write '")
            << name << "': " << ec.message();
   os << text();
   return success();
@@ -135,20 +135,20 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
     std::string path = withSuffix(planIn, suffix);
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer)
-      return func.emitError("tofu-search: cannot read plan '")
+      return mlir::emitError(func.getLoc(), "tofu-search: cannot read plan '")
              << path << "': " << buffer.getError().message();
     plan = readPlanJSON(graph, (*buffer)->getBuffer().str(), error);
     if (!plan)
-      return func.emitError("tofu-search: invalid plan '")
+      return mlir::emitError(func.getLoc(), "tofu-search: invalid plan '")
              << path << "': " << error;
     if (plan->topology.levels != topology.levels)
-      return func.emitError("tofu-search: the plan '")
+      return mlir::emitError(func.getLoc(), "tofu-search: the plan '")
              << path << "' is for devices '" << plan->topology.str()
              << "', not '" << topology.str() << "'";
   } else {
     plan = searchPlan(graph, topology, options, error);
     if (!plan)
-      return func.emitError("tofu-search: ") << error;
+      return mlir::emitError(func.getLoc(), "tofu-search: ") << error;
   }
   for (const std::string &w : plan->warnings)
     mlir::emitWarning(func.getLoc(), "tofu-search: ") << w;
@@ -172,7 +172,7 @@ LogicalResult TofuSearchPass::annotate(const ImportedGraph &imported,
   // The plan's byte count as an i64 attribute: checked, since a double out
   // of range does not convert.
   if (!(plan.totalBytes >= 0.0 && plan.totalBytes < 0x1p63))
-    return func.emitError("tofu-search: the plan's communication of ")
+    return mlir::emitError(func.getLoc(), "tofu-search: the plan's communication of ")
            << plan.totalBytes << " bytes is not representable as a 64-bit "
            << "integer";
   auto totalBytes = static_cast<int64_t>(plan.totalBytes);

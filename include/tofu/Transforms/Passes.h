@@ -1,7 +1,8 @@
 //===- Passes.h - Tofu training-program passes ------------------*- C++ -*-===//
 //
 // Declarations of the passes that turn a forward model into a training step:
-// reverse-mode automatic differentiation and the optimizer update.
+// loop unrolling, the loss, reverse-mode automatic differentiation and the
+// optimizer update, and of the pipeline that runs them up to the search.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,11 @@ namespace tofu {
 
 #define GEN_PASS_REGISTRATION
 #include "tofu/Transforms/Passes.h.inc"
+
+/// Registers tofu-train-pipeline, from a forward model to a plan: inline,
+/// symbol-dce, tofu-unroll-loops, tofu-loss, tofu-autodiff, tofu-optimizer,
+/// tdl-attach and tofu-search (docs/training.md).
+void registerTofuTrainPipeline();
 
 } // namespace tofu
 

@@ -9,13 +9,106 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TofuLoss : Pass<"tofu-loss", "mlir::ModuleOp"> {
+  let summary = "Turn a function returning logits or predictions into one "
+                "returning a 0-d loss";
+  let description = [{
+    Appends a loss to every public function (or the one named by `func`)
+    whose one result is a statically shaped float tensor, so that
+    `tofu-autodiff` can differentiate it. The loss is built from
+    `linalg.generic` operations that `tdl-attach` describes: the search
+    still cuts the batch dimension through it, and its partial sums reduce
+    to a 0-d tensor.
+
+    - `softmax-cross-entropy`: `-mean_rows sum_c labels * log_softmax(x)`
+      over the last (class) dimension, with the row maximum subtracted for
+      stability. `labels` has the logits' type and holds class
+      probabilities (one-hot for hard labels).
+    - `mse`: `mean((predictions - targets)^2)` over every element.
+    - `sum`: the sum of every element (no new argument).
+
+    The labels or targets become a new trailing argument, marked
+    `{tofu.input, tofu.name = "labels"}` (or `"targets"`) so that
+    `tofu-autodiff{weights=all}` treats it as data, not as a weight.
+
+    Before (`kind=mse`):
+
+    ```mlir
+    func.func @forward(%x: tensor<4x6xf32>, %w: tensor<6x3xf32>) -> tensor<4x3xf32>
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: tensor<4x6xf32>, %w: tensor<6x3xf32>,
+        %targets: tensor<4x3xf32> {tofu.input, tofu.name = "targets"}) -> tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"softmax-cross-entropy\"",
+           "softmax-cross-entropy, mse or sum">,
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "Add the loss to this function only (default: every public "
+           "function)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def TofuUnrollLoops : Pass<"tofu-unroll-loops", "mlir::ModuleOp"> {
+  let summary = "Fully unroll scf.for loops with static bounds";
+  let description = [{
+    Replaces every `scf.for` whose bounds and step are constants by one copy
+    of its body per iteration, the induction variable a constant and the
+    `iter_args` threaded from copy to copy; slice offsets computed from the
+    induction variable fold to static ones. A recurrent model (an LSTM whose
+    time loop carries `h` and `c`) becomes the straight-line program that
+    `tdl-attach` describes and the search partitions; its copies read the
+    same weights, so coarsening merges them as time steps.
+
+    A loop nest that would give more than `max-iterations` iterations in
+    all is an error on the loop, as are bounds that are not constants. The
+    IR is unchanged when any loop fails.
+
+    Before:
+
+    ```mlir
+    %h = scf.for %t = %c0 to %c3 step %c1 iter_args(%s = %h0) -> (tensor<4x8xf32>) {
+      %x_t = tensor.extract_slice %x[%t, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+      %n = ... cell(%x_t, %s) ...
+      scf.yield %n : tensor<4x8xf32>
+    }
+    ```
+
+    After: three copies of the cell, reading `%x[0, 0, 0]`, `%x[1, 0, 0]`
+    and `%x[2, 0, 0]`.
+  }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "uint64_t", /*default=*/"1024",
+           "Largest number of iterations of a loop nest to unroll">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode automatic differentiation of a scalar loss";
   let description = [{
     Turns every function that returns a scalar loss (a 0-d float tensor) and
-    has weight arguments (marked `{tofu.weight}`, or listed by `weights`)
-    into a training-step function `@<name>_train` that returns the loss and
-    the gradient of every weight, in argument order.
+    has weight arguments into a training-step function `@<name>_train` that
+    returns the loss and the gradient of every weight, in argument order.
+
+    Weights are the arguments marked `{tofu.weight}`, or those that
+    `weights` lists: by index (`weights=1,2`), by name (`weights=fc.weight`:
+    the argument's `tofu.name` attribute, its name location
+    `loc("fc.weight")`, or its SSA name in the source file), or `all`: every
+    floating-point tensor argument except the data inputs (marked
+    `{tofu.input}`, as `tofu-loss` marks labels, or listed by `inputs`, e.g.
+    `weights=all inputs=0`), or `auto`: the marked arguments if there are
+    any, else `all`. Finding no function to differentiate is an
+    error that says how to mark weights.
 
     Adjoints of `linalg` operations are derived from their indexing maps:
     named operations are generalized, and the gradient of input `i` is a
@@ -46,9 +139,14 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
            "Differentiate only this function (default: every function with "
            "weights that returns a 0-d tensor)">,
-    ListOption<"weightArgs", "weights", "unsigned",
-               "Indices of the weight arguments (default: arguments marked "
-               "tofu.weight)">,
+    ListOption<"weightArgs", "weights", "std::string",
+               "The weight arguments: indices, names, 'all' (every "
+               "floating-point tensor argument except the inputs) or 'auto' "
+               "(the marked ones if any, else all); default: arguments "
+               "marked tofu.weight">,
+    ListOption<"inputArgs", "inputs", "std::string",
+               "Data arguments (indices or names) that weights=all leaves "
+               "out, besides those marked tofu.input">,
     Option<"keepForward", "keep-forward", "bool", /*default=*/"false",
            "Keep the forward function next to the training step">,
   ];

@@ -19,6 +19,11 @@ namespace attrs {
 
 /// Function argument: the argument is a trainable weight (unit).
 inline constexpr char kWeight[] = "tofu.weight";
+/// Function argument: data fed to the model (inputs, labels, targets), never
+/// a weight, even under `weights=all` (unit).
+inline constexpr char kInput[] = "tofu.input";
+/// Function argument: its name, for selecting weights by name (string).
+inline constexpr char kName[] = "tofu.name";
 /// Forward operation: its identifier in the function (i64).
 inline constexpr char kOpId[] = "tofu.op_id";
 /// Backward operation: the identifier of the forward operation whose

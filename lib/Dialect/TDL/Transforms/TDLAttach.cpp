@@ -170,18 +170,18 @@ LogicalResult TDLAttachPass::loadLibraries(ModuleOp module) {
     std::optional<Library> bundled =
         Library::parse(getBundledLibraryText(), error);
     if (!bundled)
-      return module.emitError("malformed bundled TDL library: ") << error;
+      return mlir::emitError(module.getLoc(), "malformed bundled TDL library: ") << error;
     library.merge(*bundled);
   }
   for (const std::string &path : libraries) {
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer)
-      return module.emitError("cannot read TDL library '")
+      return mlir::emitError(module.getLoc(), "cannot read TDL library '")
              << path << "': " << buffer.getError().message();
     std::optional<Library> lib =
         Library::parse((*buffer)->getBuffer().str(), error);
     if (!lib)
-      return module.emitError("malformed TDL library '")
+      return mlir::emitError(module.getLoc(), "malformed TDL library '")
              << path << "': " << error;
     library.merge(*lib);
   }

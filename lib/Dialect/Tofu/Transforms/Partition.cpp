@@ -879,7 +879,7 @@ func::FuncOp FunctionPartitioner::run() {
   }
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!ret) {
-    func.emitError("tofu-partition: the function does not end in func.return");
+    mlir::emitError(func.getLoc(), "tofu-partition: the function does not end in func.return");
     return fail();
   }
   if (failed(buildReturn(ret, newFunc)))
@@ -1012,7 +1012,7 @@ void TofuPartitionPass::runOnOperation() {
     if (func->hasAttr(kPlan))
       funcs.push_back(func);
   if (funcs.empty()) {
-    getOperation().emitError("tofu-partition: no function carries a plan; "
+    mlir::emitError(getOperation().getLoc(), "tofu-partition: no function carries a plan; "
                              "run tofu-search first");
     return signalPassFailure();
   }

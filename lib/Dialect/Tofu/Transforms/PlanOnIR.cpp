@@ -18,19 +18,19 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
   auto devices = plan ? plan.getAs<StringAttr>("devices") : StringAttr();
   auto steps = plan ? plan.getAs<ArrayAttr>("steps") : ArrayAttr();
   if (!devices || !steps || steps.empty())
-    return func.emitError("tofu-partition: the plan attribute '")
+    return mlir::emitError(func.getLoc(), "tofu-partition: the plan attribute '")
            << kPlan << "' needs 'devices' and 'steps'; run tofu-search first";
   std::string error;
   std::optional<Topology> topology = Topology::parse(devices.str(), "", error);
   if (!topology)
-    return func.emitError("tofu-partition: ") << error;
+    return mlir::emitError(func.getLoc(), "tofu-partition: ") << error;
   SearchOptions options;
   options.replication = true;
   // The algorithm decides the recursion (EqualChop takes one step of k).
   if (auto name = plan.getAs<StringAttr>("algorithm")) {
     std::optional<Algorithm> algorithm = parseAlgorithm(name.str());
     if (!algorithm)
-      return func.emitError("tofu-partition: unknown algorithm '")
+      return mlir::emitError(func.getLoc(), "tofu-partition: unknown algorithm '")
              << name.getValue() << "' in the plan";
     options.algorithm = *algorithm;
   }
@@ -40,7 +40,7 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
     for (Attribute a : steps) {
       auto k = dyn_cast<IntegerAttr>(a);
       if (!k || k.getValue().getSignificantBits() > 32 || k.getInt() < 1)
-        return func.emitError("tofu-partition: invalid step ")
+        return mlir::emitError(func.getLoc(), "tofu-partition: invalid step ")
                << a << " in the plan";
       out.steps.push_back(k.getInt());
     }
@@ -48,7 +48,7 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
     for (const RecursionStep &s : getRecursionSteps(*topology, options))
       expected.push_back(s.k);
     if (out.steps != expected)
-      return func.emitError("tofu-partition: the plan's steps do not match "
+      return mlir::emitError(func.getLoc(), "tofu-partition: the plan's steps do not match "
                             "devices '")
              << devices.getValue() << "'";
     return out;
@@ -64,14 +64,14 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
       n, std::vector<std::string>(graph.ops.size(), "replicated"));
   auto readTilings = [&](ArrayAttr list, size_t t) -> LogicalResult {
     if (!list || list.size() != n)
-      return func.emitError("tofu-partition: tensor ")
+      return mlir::emitError(func.getLoc(), "tofu-partition: tensor ")
              << graph.tensors[t].name << " has no tiling for each of the " << n
              << " steps";
     for (size_t i = 0; i < n; ++i) {
       auto s = dyn_cast<StringAttr>(list[i]);
       std::optional<Tiling> tl = s ? parseTiling(s.str()) : std::nullopt;
       if (!tl)
-        return func.emitError("tofu-partition: invalid tiling ") << list[i];
+        return mlir::emitError(func.getLoc(), "tofu-partition: invalid tiling ") << list[i];
       tilings[i][t] = *tl;
     }
     return success();
@@ -107,7 +107,7 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
   std::optional<Plan> evaluated =
       evaluatePlan(graph, *topology, options, tilings, strategies, error);
   if (!evaluated)
-    return func.emitError("tofu-partition: the plan is not feasible: ")
+    return mlir::emitError(func.getLoc(), "tofu-partition: the plan is not feasible: ")
            << error;
   PlanOnIR out;
   out.totalBytes = evaluated->totalBytes;

@@ -109,7 +109,7 @@ FailureOr<RankBoxes> getArgBoxes(func::FuncOp step, unsigned i,
   std::string error;
   std::optional<RankBoxes> boxes = getLayoutBoxes(shape, tilings, grid, error);
   if (!boxes)
-    return step.emitError("tofu-train-driver: argument #")
+    return mlir::emitError(step.getLoc(), "tofu-train-driver: argument #")
            << i << ": " << error;
   return *boxes;
 }
@@ -132,7 +132,8 @@ void TofuTrainDriverPass::runOnOperation() {
     }
   }
   if (!step) {
-    module.emitError("tofu-train-driver: no training step found (")
+    mlir::emitError(module.getLoc(),
+                    "tofu-train-driver: no training step found (")
         << (funcName.empty() ? std::string("a function whose first result "
                                            "has tofu.loss")
                              : "@" + funcName)
@@ -140,13 +141,14 @@ void TofuTrainDriverPass::runOnOperation() {
     return signalPassFailure();
   }
   if (module.lookupSymbol("main")) {
-    module.emitError("tofu-train-driver: the module already has @main");
+    mlir::emitError(module.getLoc(),
+                    "tofu-train-driver: the module already has @main");
     return signalPassFailure();
   }
   func::FuncOp reference = module.lookupSymbol<func::FuncOp>(
       (step.getSymName() + "_reference").str());
   if (this->reference && !reference) {
-    step.emitError("tofu-train-driver: reference=1 needs @")
+    mlir::emitError(step.getLoc(), "tofu-train-driver: reference=1 needs @")
         << step.getSymName() << "_reference (kept by tofu-partition)";
     return signalPassFailure();
   }
@@ -167,7 +169,7 @@ void TofuTrainDriverPass::runOnOperation() {
     if (!type || !type.hasStaticShape() ||
         !(isFloat(type.getElementType()) ||
           (input && isIndex(type.getElementType())))) {
-      step.emitError("tofu-train-driver: argument #")
+      mlir::emitError(step.getLoc(), "tofu-train-driver: argument #")
           << i << " must be a static f32 or f64 tensor (or i32 or i64 for "
           << "an input), not " << t;
       return signalPassFailure();
@@ -176,19 +178,22 @@ void TofuTrainDriverPass::runOnOperation() {
   for (Type t : step.getResultTypes()) {
     auto type = dyn_cast<RankedTensorType>(t);
     if (!type || !type.hasStaticShape() || !isFloat(type.getElementType())) {
-      step.emitError("tofu-train-driver: every result must be a static f32 "
-                     "or f64 tensor, not ")
+      mlir::emitError(step.getLoc(),
+                      "tofu-train-driver: every result must be a static f32 "
+                      "or f64 tensor, not ")
           << t;
       return signalPassFailure();
     }
   }
   if (intBound < 1 || intBound > (1u << 31)) {
-    step.emitError("tofu-train-driver: int-bound must be in [1, 2^31]");
+    mlir::emitError(step.getLoc(),
+                    "tofu-train-driver: int-bound must be in [1, 2^31]");
     return signalPassFailure();
   }
   if (globalOf.getNumArguments() != step.getNumArguments() ||
       globalOf.getNumResults() != step.getNumResults()) {
-    step.emitError("tofu-train-driver: the reference has another signature");
+    mlir::emitError(step.getLoc(),
+                    "tofu-train-driver: the reference has another signature");
     return signalPassFailure();
   }
 
@@ -196,7 +201,7 @@ void TofuTrainDriverPass::runOnOperation() {
   for (unsigned r = 0; r < feeds.size(); ++r)
     if (feeds[r] >= 0 &&
         step.getResultTypes()[r] != step.getArgumentTypes()[feeds[r]]) {
-      step.emitError("tofu-train-driver: result #")
+      mlir::emitError(step.getLoc(), "tofu-train-driver: result #")
           << r << " does not have the type of argument #" << feeds[r]
           << " that it updates";
       return signalPassFailure();

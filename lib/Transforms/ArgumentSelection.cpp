@@ -1,0 +1,195 @@
+//===- ArgumentSelection.cpp - Naming and selecting arguments -------------===//
+//
+// Resolves `weights=` and `inputs=` entries (indices, names, `all`) to
+// function arguments, with diagnostics located on the argument or on the
+// function's name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Transforms/ArgumentSelection.h"
+#include "tofu/Transforms/TrainingAttributes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+/// The first name of a NameLoc inside `loc`, or "".
+static std::string findNameLoc(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+/// The SSA name written at `loc` in its source file, or "". Source files
+/// are read once and kept (the file may be read from many passes).
+static std::string findSourceName(Location loc) {
+  auto file = dyn_cast<FileLineColLoc>(loc);
+  if (!file || file.getLine() == 0 || file.getColumn() == 0)
+    return "";
+  static std::mutex mutex;
+  static llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  StringRef path = file.getFilename().getValue();
+  auto it = cache.find(path);
+  if (it == cache.end()) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    it = cache.try_emplace(path, buffer ? std::move(*buffer) : nullptr).first;
+  }
+  if (!it->second)
+    return "";
+  StringRef text = it->second->getBuffer();
+  for (unsigned line = 1; line < file.getLine(); ++line) {
+    size_t eol = text.find('\n');
+    if (eol == StringRef::npos)
+      return "";
+    text = text.drop_front(eol + 1);
+  }
+  text = text.take_until([](char c) { return c == '\n'; });
+  if (file.getColumn() > text.size())
+    return "";
+  text = text.drop_front(file.getColumn() - 1);
+  if (!text.consume_front("%"))
+    return "";
+  StringRef name = text.take_while([](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' || c == '-';
+  });
+  // Numbered values (%0, %arg0 as printed) carry no chosen name.
+  if (name.empty() || llvm::isDigit(name.front()))
+    return "";
+  return name.str();
+}
+
+std::string tofu::getArgumentName(func::FuncOp func, unsigned index) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(index, attrs::kName))
+    return name.getValue().str();
+  if (func.isExternal())
+    return "";
+  Location loc = func.getArgument(index).getLoc();
+  std::string name = findNameLoc(loc);
+  if (name.empty())
+    name = findSourceName(loc);
+  return name;
+}
+
+bool tofu::isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+InFlightDiagnostic tofu::emitFunctionError(func::FuncOp func,
+                                           const Twine &message) {
+  return mlir::emitError(func.getLoc(), message);
+}
+
+std::optional<unsigned> tofu::resolveArgument(func::FuncOp func,
+                                              StringRef entry, StringRef pass,
+                                              StringRef what) {
+  unsigned numArgs = func.getNumArguments();
+  unsigned index;
+  if (!entry.getAsInteger(10, index)) {
+    if (index < numArgs)
+      return index;
+    emitFunctionError(func, pass)
+        << ": " << what << " argument " << index << " out of range: '@"
+        << func.getName() << "' has " << numArgs << " arguments";
+    return std::nullopt;
+  }
+  SmallVector<std::string> names;
+  unsigned unnamed = 0;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    std::string name = getArgumentName(func, i);
+    if (name == entry)
+      return i;
+    if (!name.empty())
+      names.push_back(name);
+    else
+      ++unnamed;
+  }
+  InFlightDiagnostic diag = emitFunctionError(func, pass);
+  diag << ": no argument of '@" << func.getName() << "' is named '" << entry
+       << "'";
+  if (names.empty()) {
+    diag << " (its arguments have no names: give an index, or name them with "
+            "loc(\"name\") or {"
+         << attrs::kName << " = \"name\"})";
+    return std::nullopt;
+  }
+  constexpr size_t kShown = 8;
+  diag << " (its names: ";
+  for (size_t i = 0; i < std::min(kShown, names.size()); ++i)
+    diag << (i ? ", " : "") << names[i];
+  if (names.size() > kShown)
+    diag << ", and " << names.size() - kShown << " more";
+  diag << ")";
+  if (unnamed)
+    diag << "; " << unnamed
+         << " arguments have no name (names are read from a source file "
+            "on disk, loc(\"name\") or {"
+         << attrs::kName << " = \"name\"}): give their index";
+  return std::nullopt;
+}
+
+FailureOr<SmallVector<unsigned>>
+tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
+                    ArrayRef<std::string> inputs, StringRef pass) {
+  unsigned numArgs = func.getNumArguments();
+  llvm::SmallDenseSet<unsigned> excluded;
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (func.getArgAttr(i, attrs::kInput))
+      excluded.insert(i);
+  for (const std::string &entry : inputs) {
+    std::optional<unsigned> i = resolveArgument(func, entry, pass, "input");
+    if (!i)
+      return failure();
+    excluded.insert(*i);
+  }
+  llvm::SmallDenseSet<unsigned> chosen;
+  if (weights.empty()) {
+    for (unsigned i = 0; i < numArgs; ++i)
+      if (func.getArgAttr(i, attrs::kWeight))
+        chosen.insert(i);
+  }
+  bool anyMarked = llvm::any_of(llvm::seq(numArgs), [&](unsigned i) {
+    return func.getArgAttr(i, attrs::kWeight) != nullptr;
+  });
+  for (const std::string &entry : weights) {
+    if (entry == "auto" && anyMarked) {
+      for (unsigned i = 0; i < numArgs; ++i)
+        if (func.getArgAttr(i, attrs::kWeight))
+          chosen.insert(i);
+      continue;
+    }
+    if (entry == "all" || entry == "auto") {
+      for (unsigned i = 0; i < numArgs; ++i)
+        if (!excluded.contains(i) && isFloatTensor(func.getArgumentTypes()[i]))
+          chosen.insert(i);
+      continue;
+    }
+    std::optional<unsigned> i = resolveArgument(func, entry, pass, "weight");
+    if (!i)
+      return failure();
+    if (excluded.contains(*i)) {
+      mlir::emitError(func.getArgument(*i).getLoc(), pass)
+          << ": argument " << *i << " is both a weight and an input";
+      return failure();
+    }
+    chosen.insert(*i);
+  }
+  SmallVector<unsigned> result(chosen.begin(), chosen.end());
+  llvm::sort(result);
+  return result;
+}

@@ -1,0 +1,128 @@
+//===- TrainPipeline.cpp - From a forward model to a plan -----------------===//
+//
+// tofu-train-pipeline: one command from a forward export (logits out) to a
+// partitioned training step: inline calls, unroll static loops, add the
+// loss, differentiate, add the optimizer, describe every operation and
+// search the plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Transforms/Passes.h"
+
+#include "tofu/Dialect/TDL/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The options of tofu-train-pipeline: those of the passes it runs, under
+/// the names users know from them.
+struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
+  Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("Loss to append: softmax-cross-entropy, mse, sum, or "
+                     "none when the model already returns a 0-d loss"),
+      llvm::cl::init("none")};
+  ListOption<std::string> weights{
+      *this, "weights",
+      llvm::cl::desc("Weight arguments: indices, names, 'all' or 'auto' "
+                     "(default: the marked ones if any, else all but the "
+                     "inputs)")};
+  ListOption<std::string> inputs{
+      *this, "inputs",
+      llvm::cl::desc("Data arguments that weights=all leaves out (default: "
+                     "0)")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, momentum or adam"),
+                                llvm::cl::init("adam")};
+  Option<double> learningRate{*this, "lr", llvm::cl::desc("Learning rate"),
+                              llvm::cl::init(0.01)};
+  Option<uint64_t> maxIterations{
+      *this, "max-iterations",
+      llvm::cl::desc("Largest loop nest to unroll, in iterations"),
+      llvm::cl::init(1024)};
+  ListOption<std::string> libraries{
+      *this, "library", llvm::cl::desc("Extra .tdl libraries for tdl-attach")};
+  Option<std::string> devices{
+      *this, "devices",
+      llvm::cl::desc("Device count or hierarchy, e.g. 8 or 2x4")};
+  Option<std::string> bandwidth{
+      *this, "bandwidth",
+      llvm::cl::desc("GB/s per level, comma separated (default 10 each)")};
+  Option<std::string> algorithm{
+      *this, "algorithm",
+      llvm::cl::desc("tofu, brute-force, data-parallel, allrow-greedy, "
+                     "spartan, equalchop or icml18"),
+      llvm::cl::init("tofu")};
+  Option<bool> replication{*this, "replication",
+                           llvm::cl::desc("Allow replicated tilings"),
+                           llvm::cl::init(false)};
+  Option<std::string> planOut{
+      *this, "plan-out",
+      llvm::cl::desc("Write the plan as JSON ('none' to skip)"),
+      llvm::cl::init("tofu-plan.json")};
+  Option<std::string> svg{*this, "svg",
+                          llvm::cl::desc("Draw the plan as SVG ('none' to "
+                                         "skip)"),
+                          llvm::cl::init("tofu-plan.svg")};
+  Option<std::string> report{
+      *this, "report",
+      llvm::cl::desc("Where the report goes: '-', a file, or 'none'"),
+      llvm::cl::init("-")};
+};
+
+void buildTrainPipeline(OpPassManager &pm,
+                        const TrainPipelineOptions &options) {
+  // Calls to functions of the module, inlined without the canonicalization
+  // that the inliner runs by default (it would rewrite the model's ops).
+  pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
+  pm.addPass(createSymbolDCEPass());
+  tofu::TofuUnrollLoopsOptions unroll;
+  unroll.maxIterations = options.maxIterations;
+  pm.addPass(tofu::createTofuUnrollLoops(unroll));
+  if (options.loss != "none") {
+    tofu::TofuLossOptions loss;
+    loss.kind = options.loss;
+    pm.addPass(tofu::createTofuLoss(loss));
+  }
+  tofu::TofuAutodiffOptions autodiff;
+  autodiff.weightArgs.assign(options.weights.begin(), options.weights.end());
+  if (autodiff.weightArgs.empty())
+    autodiff.weightArgs.push_back("auto");
+  autodiff.inputArgs.assign(options.inputs.begin(), options.inputs.end());
+  if (autodiff.inputArgs.empty())
+    autodiff.inputArgs.push_back("0");
+  pm.addPass(tofu::createTofuAutodiff(autodiff));
+  tofu::TofuOptimizerOptions optimizer;
+  optimizer.kind = options.optimizer;
+  optimizer.learningRate = options.learningRate;
+  pm.addPass(tofu::createTofuOptimizer(optimizer));
+  tofu::tdl::TDLAttachOptions attach;
+  attach.libraries.assign(options.libraries.begin(), options.libraries.end());
+  pm.addPass(tofu::tdl::createTDLAttach(attach));
+  tofu::TofuSearchOptions search;
+  search.devices = options.devices;
+  search.bandwidth = options.bandwidth;
+  search.algorithm = options.algorithm;
+  search.replication = options.replication;
+  search.planOut = options.planOut;
+  search.svg = options.svg;
+  search.report = options.report;
+  pm.addPass(tofu::createTofuSearch(search));
+}
+
+} // namespace
+
+void tofu::registerTofuTrainPipeline() {
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "tofu-train-pipeline",
+      "From a forward model to a partitioned training step: inline, "
+      "tofu-unroll-loops, tofu-loss, tofu-autodiff, tofu-optimizer, "
+      "tdl-attach and tofu-search",
+      buildTrainPipeline);
+}
