@@ -524,25 +524,17 @@ TOFU_FETCH_ALIAS(i64)
 
 // The same for integer tiles, declared separately since a call's unranked
 // buffer type names its element type.
-void _mlir_ciface_tofu_fill_hash_i32(TofuUnrankedMemRef *tile,
-                                     TofuUnrankedMemRef *offsets,
-                                     TofuUnrankedMemRef *globalShape,
-                                     uint64_t seed, uint64_t stream,
-                                     double scale, int64_t nonNegative,
-                                     int64_t type) {
-  _mlir_ciface_tofu_fill_hash(tile, offsets, globalShape, seed, stream, scale,
-                              nonNegative, type);
-}
-
-void _mlir_ciface_tofu_fill_hash_i64(TofuUnrankedMemRef *tile,
-                                     TofuUnrankedMemRef *offsets,
-                                     TofuUnrankedMemRef *globalShape,
-                                     uint64_t seed, uint64_t stream,
-                                     double scale, int64_t nonNegative,
-                                     int64_t type) {
-  _mlir_ciface_tofu_fill_hash(tile, offsets, globalShape, seed, stream, scale,
-                              nonNegative, type);
-}
+#define TOFU_FILL_HASH_ALIAS(suffix)                                           \
+  void _mlir_ciface_tofu_fill_hash_##suffix(                                   \
+      TofuUnrankedMemRef *tile, TofuUnrankedMemRef *offsets,                   \
+      TofuUnrankedMemRef *globalShape, uint64_t seed, uint64_t stream,         \
+      double scale, int64_t nonNegative, int64_t type) {                       \
+    _mlir_ciface_tofu_fill_hash(tile, offsets, globalShape, seed, stream,      \
+                                scale, nonNegative, type);                     \
+  }
+TOFU_FILL_HASH_ALIAS(i32)
+TOFU_FILL_HASH_ALIAS(i64)
+#undef TOFU_FILL_HASH_ALIAS
 
 double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
                                         TofuUnrankedMemRef *reference,
