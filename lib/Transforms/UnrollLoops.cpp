@@ -80,6 +80,9 @@ static void unroll(scf::ForOp loop, uint64_t tripCount,
       carried[j] = mapping.lookupOrDefault(v);
   }
   loop.replaceAllUsesWith(carried);
+  // Copies that unrolling inner loops made inside this body die with it.
+  llvm::erase_if(created,
+                 [&](Operation *op) { return loop->isProperAncestor(op); });
   loop.erase();
 }
 
@@ -126,7 +129,6 @@ struct TofuUnrollLoopsPass
                               << loop.getLoc() << "\n");
       unroll(loop, trips, created);
     }
-    llvm::erase_if(created, [](Operation *op) { return !op->getBlock(); });
     if (created.empty())
       return;
 
