@@ -20,7 +20,17 @@ config.substitutions.append(("%tofu_src", config.tofu_src_root))
 config.substitutions.append(("%tofu_bin", config.tofu_tools_dir))
 config.substitutions.append(("%python", "python3"))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                                     "LSAN_OPTIONS"])
+
+# In a sanitizer build (TOFU_ENABLE_SANITIZERS) the project's binaries are
+# instrumented with AddressSanitizer and UndefinedBehaviorSanitizer. A test
+# that cannot run so, for example one that loads an instrumented project
+# library into an uninstrumented host such as mlir-runner, is marked
+# `UNSUPPORTED: asan`.
+if config.tofu_sanitizers:
+    config.available_features.add("asan")
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tofu_tools_dir, config.llvm_tools_dir]
