@@ -43,6 +43,8 @@ ninja -C "$build" -j "$jobs"
 #    that our inlined copy poisons is later reused by libMLIR.so's copy
 #    without unpoisoning (use-after-poison in MLIR's printer).
 # Every other check, leaks included, stays on, and any report fails the run.
+# test/lit.cfg.py adds what the MPI tests need to run instrumented.
+# docs/testing.md describes the whole gate.
 export ASAN_OPTIONS=detect_container_overflow=0:allow_user_poisoning=0:strict_string_checks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-22/bin/llvm-symbolizer
@@ -51,7 +53,7 @@ status=0
 echo "== lit (asan+ubsan): check-tofu"
 /usr/lib/llvm-22/bin/lit -sv "$build/test" || status=1
 echo "== ctest (asan+ubsan): unit tests"
-(cd "$build" && ctest --output-on-failure) || status=1
+(cd "$build" && ctest --output-on-failure -j "$jobs") || status=1
 
 echo "== libFuzzer targets, ${fuzz_seconds} s each"
 corpus="$build/fuzz-corpus"
