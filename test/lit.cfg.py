@@ -119,6 +119,13 @@ if not any(v in config.environment for v in ("CUDA_HOME", "CUDA_ROOT",
 config.substitutions.append(("%gpu_reference_lib", gpu_reference_lib))
 config.substitutions.append(("%cuda_lib_dir", "/usr/local/cuda/lib64"))
 
+# mlir-runner loading one of the project's runtime libraries: in a sanitizer
+# build the library is instrumented and the runner is not, so the shared
+# ASan runtime is preloaded, as `%difftest` does under mpiexec.
+project_lib_runner = ("env LD_PRELOAD=%s mlir-runner" %
+                      config.tofu_asan_runtime
+                      if config.tofu_sanitizers else "mlir-runner")
+
 # A bufferized program with library calls, executed on the CPU with the
 # host stand-in of the GEMM entry point.
 config.substitutions.append((
@@ -126,8 +133,9 @@ config.substitutions.append((
     "mlir-opt --buffer-deallocation-pipeline --convert-linalg-to-loops "
     "--expand-strided-metadata --lower-affine --convert-scf-to-cf "
     "--convert-math-to-llvm --convert-math-to-libm --convert-to-llvm "
-    "--reconcile-unrealized-casts | mlir-runner -e main "
+    "--reconcile-unrealized-casts | %s -e main "
     "-entry-point-result=void -shared-libs=%s,%s,%s" % (
+        project_lib_runner,
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
         gpu_reference_lib)))
@@ -137,7 +145,8 @@ config.substitutions.append((
 config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
 config.substitutions.append((
     "%run_gpu",
-    "mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s,%s" % (
+    "%s -e main -entry-point-result=void -shared-libs=%s,%s,%s" % (
+        project_lib_runner,
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
         cuda_runtime_lib)))
