@@ -20,7 +20,27 @@ config.substitutions.append(("%tofu_src", config.tofu_src_root))
 config.substitutions.append(("%tofu_bin", config.tofu_tools_dir))
 config.substitutions.append(("%python", "python3"))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                                     "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH"])
+
+# In a sanitizer build (TOFU_ENABLE_SANITIZERS) the project's binaries are
+# instrumented with AddressSanitizer and UndefinedBehaviorSanitizer, and the
+# MPI tests run instrumented too:
+#  - mlir-runner is not instrumented, so `%difftest` has mpiexec preload the
+#    shared ASan runtime into it before it loads libtofu_runtime_cpu.so;
+#  - MPICH's UCX transport patches the code of mmap and munmap when it loads
+#    (UCX_MEM_MMAP_HOOK_MODE), which crashes on ASan's interceptors of the
+#    same functions. Nothing here registers memory with UCX, so the hooks are
+#    not needed;
+#  - hwloc's PCI plugin leaks in MPI_Init and is unloaded before exit, so
+#    LeakSanitizer reports a leak that it cannot attribute. MPICH needs no
+#    PCI topology on one host.
+# A test that still cannot run instrumented is marked `UNSUPPORTED: asan`.
+if config.tofu_sanitizers:
+    config.available_features.add("asan")
+    config.environment["UCX_MEM_MMAP_HOOK_MODE"] = "none"
+    config.environment["HWLOC_COMPONENTS"] = "-pci"
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tofu_tools_dir, config.llvm_tools_dir]
@@ -52,11 +72,13 @@ if os.path.exists(runtime_lib) and shutil.which("mpiexec"):
 config.substitutions.append((
     "%difftest",
     "python3 -m tofu.difftest --tofu-opt %s --mlir-runner %s --runtime %s "
-    "--runner-libs %s,%s" % (
+    "--runner-libs %s,%s%s" % (
         os.path.join(config.tofu_tools_dir, "tofu-opt"),
         os.path.join(config.llvm_tools_dir, "mlir-runner"), runtime_lib,
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
-        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"))))
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
+        " --runner-preload " + config.tofu_asan_runtime
+        if config.tofu_sanitizers else "")))
 
 # The GPU path. `cuda-toolkit`: the CUDA runtime was built (CUDA found), so
 # lowered steps can be linked against it. `cuda`: a GPU is usable
@@ -97,6 +119,13 @@ if not any(v in config.environment for v in ("CUDA_HOME", "CUDA_ROOT",
 config.substitutions.append(("%gpu_reference_lib", gpu_reference_lib))
 config.substitutions.append(("%cuda_lib_dir", "/usr/local/cuda/lib64"))
 
+# mlir-runner loading one of the project's runtime libraries: in a sanitizer
+# build the library is instrumented and the runner is not, so the shared
+# ASan runtime is preloaded, as `%difftest` does under mpiexec.
+project_lib_runner = ("env LD_PRELOAD=%s mlir-runner" %
+                      config.tofu_asan_runtime
+                      if config.tofu_sanitizers else "mlir-runner")
+
 # A bufferized program with library calls, executed on the CPU with the
 # host stand-in of the GEMM entry point.
 config.substitutions.append((
@@ -104,8 +133,9 @@ config.substitutions.append((
     "mlir-opt --buffer-deallocation-pipeline --convert-linalg-to-loops "
     "--expand-strided-metadata --lower-affine --convert-scf-to-cf "
     "--convert-math-to-llvm --convert-math-to-libm --convert-to-llvm "
-    "--reconcile-unrealized-casts | mlir-runner -e main "
+    "--reconcile-unrealized-casts | %s -e main "
     "-entry-point-result=void -shared-libs=%s,%s,%s" % (
+        project_lib_runner,
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
         gpu_reference_lib)))
@@ -115,7 +145,8 @@ config.substitutions.append((
 config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
 config.substitutions.append((
     "%run_gpu",
-    "mlir-runner -e main -entry-point-result=void -shared-libs=%s,%s,%s" % (
+    "%s -e main -entry-point-result=void -shared-libs=%s,%s,%s" % (
+        project_lib_runner,
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
         cuda_runtime_lib)))

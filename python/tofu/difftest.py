@@ -124,6 +124,11 @@ def main(argv=None):
     ap.add_argument("--runner-libs", default=env("TOFU_RUNNER_LIBS", ""),
                     help="comma-separated mlir-runner support libraries "
                          "(default: $TOFU_RUNNER_LIBS)")
+    ap.add_argument("--runner-preload", default="",
+                    help="library that mpiexec preloads into each "
+                    "mlir-runner (LD_PRELOAD), such as the shared "
+                    "AddressSanitizer runtime that an instrumented "
+                    "--runtime needs")
     ap.add_argument("--report", action="store_true",
                     help="print the plan's report first")
     ap.add_argument("--perturb-fetch", action="store_true")
@@ -166,8 +171,10 @@ def main(argv=None):
         with open(low_file, "w") as f:
             f.write(low)
         libs = [l for l in args.runner_libs.split(",") if l] + [args.runtime]
-        out = run(["mpiexec", "-n", str(ranks_of(args.devices)),
-                   args.mlir_runner, low_file, "-e", "main",
+        preload = (["-genv", "LD_PRELOAD", args.runner_preload]
+                   if args.runner_preload else [])
+        out = run(["mpiexec", "-n", str(ranks_of(args.devices))] + preload +
+                  [args.mlir_runner, low_file, "-e", "main",
                    "-entry-point-result=void",
                    "-shared-libs=" + ",".join(libs)], what="mpiexec").stdout
         with open(plan_json) as f:

@@ -1,0 +1,13 @@
+//===- plan-json-fuzzer.cpp - Fuzzes the plan JSON importer ---------------===//
+//
+// See FuzzTargets.h for the checks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzTargets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  tofu::fuzz::checkPlanJSON(
+      std::string(reinterpret_cast<const char *>(data), size));
+  return 0;
+}

@@ -1,0 +1,13 @@
+//===- tdl-library-fuzzer.cpp - Fuzzes the .tdl library parser ------------===//
+//
+// See FuzzTargets.h for the checks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzTargets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  tofu::fuzz::checkTDLLibrary(
+      std::string(reinterpret_cast<const char *>(data), size));
+  return 0;
+}

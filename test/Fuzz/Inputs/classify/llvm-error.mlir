@@ -1,0 +1,1 @@
+// LLVM_ERROR
