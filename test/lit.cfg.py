@@ -122,6 +122,9 @@ config.substitutions.append(("%cuda_lib_dir", "/usr/local/cuda/lib64"))
 # mlir-runner loading one of the project's runtime libraries: in a sanitizer
 # build the library is instrumented and the runner is not, so the shared
 # ASan runtime is preloaded, as `%difftest` does under mpiexec.
+# `tofu difftest` (the launcher) takes the same preload from the environment.
+if config.tofu_sanitizers:
+    config.environment["TOFU_RUNNER_PRELOAD"] = config.tofu_asan_runtime
 project_lib_runner = ("env LD_PRELOAD=%s mlir-runner" %
                       config.tofu_asan_runtime
                       if config.tofu_sanitizers else "mlir-runner")

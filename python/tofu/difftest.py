@@ -124,11 +124,12 @@ def main(argv=None):
     ap.add_argument("--runner-libs", default=env("TOFU_RUNNER_LIBS", ""),
                     help="comma-separated mlir-runner support libraries "
                          "(default: $TOFU_RUNNER_LIBS)")
-    ap.add_argument("--runner-preload", default="",
+    ap.add_argument("--runner-preload",
+                    default=env("TOFU_RUNNER_PRELOAD", ""),
                     help="library that mpiexec preloads into each "
                     "mlir-runner (LD_PRELOAD), such as the shared "
                     "AddressSanitizer runtime that an instrumented "
-                    "--runtime needs")
+                    "--runtime needs (default: $TOFU_RUNNER_PRELOAD)")
     ap.add_argument("--report", action="store_true",
                     help="print the plan's report first")
     ap.add_argument("--perturb-fetch", action="store_true")
