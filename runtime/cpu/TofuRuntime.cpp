@@ -293,8 +293,9 @@ void tofu_init(int64_t gridSize) {
   TOFU_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &s.rank));
   TOFU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &s.size));
   if (gridSize > 0 && gridSize != s.size) {
-    // Every rank gets here: the barrier keeps the others from aborting the
-    // job before rank 0 has written the message.
+    // Every rank gets here, so the job ends cleanly with exit status 1: an
+    // MPI_Abort could tear the job down before mpiexec forwards rank 0's
+    // message.
     if (s.rank == 0) {
       std::fprintf(stderr,
                    "tofu runtime: the program is partitioned for %lld ranks "
@@ -303,7 +304,8 @@ void tofu_init(int64_t gridSize) {
       std::fflush(stderr);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Finalize();
+    std::exit(1);
   }
 }
 
