@@ -600,3 +600,49 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
   }
   return set;
 }
+
+std::optional<Box>
+tofu::getReadRegion(const OpDesc &desc, const LoopSpace &space, unsigned input,
+                    const Shape &shape,
+                          const std::vector<std::pair<int64_t, int64_t>> &ranges,
+                    bool &read, std::string &error) {
+  std::vector<Access> accesses;
+  for (const OutputDesc &out : desc.outputs)
+    collectAccesses(out.body, desc, accesses);
+  unsigned n = space.vars.size();
+  std::vector<SymbolicInterval> env;
+  for (unsigned v = 0; v < n; ++v)
+    env.push_back(SymbolicInterval::constantRange(
+        n, Rational(ranges[v].first), Rational(ranges[v].second)));
+  Box region;
+  region.lo.assign(shape.size(), 0);
+  region.hi.assign(shape.size(), -1);
+  read = false;
+  for (const Access &a : accesses) {
+    if (a.input != input)
+      continue;
+    Box box;
+    for (unsigned d = 0; d < shape.size(); ++d) {
+      const IndexExpr &idx = a.expr->indices[d];
+      auto iv = evaluateIndex(idx, space, env, shape[d], error);
+      if (!iv)
+        return std::nullopt;
+      if (!iv->isValid()) {
+        error = "access '" + printExpr(*a.expr) +
+                "' reaches indices beyond 64-bit integers";
+        return std::nullopt;
+      }
+      auto [lo, hi] = iv->evaluate(space.extents);
+      if (!isIntervalExact(idx))
+        if (auto exact = enumerateIndexRange(idx, space, ranges, 1u << 16))
+          std::tie(lo, hi) = *exact;
+      box.lo.push_back(std::max<int64_t>(lo, 0));
+      box.hi.push_back(std::min<int64_t>(hi, shape[d] - 1));
+    }
+    if (box.volume() == 0)
+      continue;
+    region = read ? region.hull(box) : box;
+    read = true;
+  }
+  return region;
+}

@@ -120,6 +120,18 @@ std::optional<StrategySet> discoverStrategies(const tdl::OpDesc &desc,
                                               const OpShapes &shapes,
                                               unsigned k, std::string &error);
 
+/// The hull of every element of input `input` that `desc` reads when each
+/// loop variable `v` ranges over the inclusive `ranges[v]`, clamped to the
+/// input's `shape`. This is the region one rank reads over its iteration
+/// box. `read` is false (and the box empty or rank 0) when the description
+/// reads nothing of the input there. Fails with a message when an access is
+/// not affine.
+std::optional<Box>
+getReadRegion(const tdl::OpDesc &desc, const LoopSpace &space, unsigned input,
+              const Shape &shape,
+              const std::vector<std::pair<int64_t, int64_t>> &ranges,
+              bool &read, std::string &error);
+
 /// Evaluates an index expression to a symbolic interval, with each variable
 /// bound to `env[var]`. Slices cover [0, sliceExtent - 1]. Fails with a
 /// message naming the expression when it is not affine.

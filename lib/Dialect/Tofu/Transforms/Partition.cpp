@@ -913,24 +913,30 @@ static void writeBytesReport(StringRef func, const PlanOnIR &plan,
   for (auto &[name, bytes] : generated)
     total += bytes;
   llvm::errs() << llvm::formatv(
-      "tofu-partition @{0}: plan {1:F0} B/step, generated {2:F0} B/step\n",
-      func, plan.totalBytes, total);
-  std::vector<std::tuple<double, std::string, double, double>> rows;
+      "tofu-partition @{0}: plan {1:F0} B/step, program model {3:F0} "
+      "B/step, generated {2:F0} B/step\n",
+      func, plan.totalBytes, total, plan.programBytes);
+  std::vector<std::tuple<double, std::string, double, double, double>> rows;
   std::map<std::string, double> all = plan.bytesPerTensor;
   for (auto &[name, bytes] : generated)
+    all.emplace(name, 0.0);
+  for (auto &[name, bytes] : plan.programBytesPerTensor)
     all.emplace(name, 0.0);
   for (auto &[name, planned] : all) {
     auto it = generated.find(name);
     double made = it == generated.end() ? 0.0 : it->second;
-    if (std::abs(made - planned) > 0.5)
-      rows.emplace_back(-std::abs(made - planned), name, planned, made);
+    auto p = plan.programBytesPerTensor.find(name);
+    double modelled = p == plan.programBytesPerTensor.end() ? 0.0 : p->second;
+    if (std::abs(made - planned) > 0.5 || std::abs(made - modelled) > 0.5)
+      rows.emplace_back(-std::abs(made - modelled), name, planned, modelled,
+                        made);
   }
   std::sort(rows.begin(), rows.end());
   if (!rows.empty())
-    llvm::errs() << "  tensor      plan B   generated B\n";
-  for (auto &[key, name, planned, made] : rows)
-    llvm::errs() << llvm::formatv("  {0,-8} {1,10:F0} {2,12:F0}\n", name,
-                                  planned, made);
+    llvm::errs() << "  tensor      plan B   model B  generated B\n";
+  for (auto &[key, name, planned, modelled, made] : rows)
+    llvm::errs() << llvm::formatv("  {0,-8} {1,10:F0} {2,9:F0} {3,12:F0}\n",
+                                  name, planned, modelled, made);
 }
 
 LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {

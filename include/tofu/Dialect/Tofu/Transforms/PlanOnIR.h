@@ -26,6 +26,10 @@ struct PlanOnIR {
   /// The plan's bytes per training step, and per tensor name.
   double totalBytes = 0;
   std::map<std::string, double> bytesPerTensor;
+  /// What the generated program moves under the plan (ProgramCost.h), in
+  /// total and per tensor name.
+  double programBytes = 0;
+  std::map<std::string, double> programBytesPerTensor;
   /// The plan's name (`%argN`, `%tN`) of every tensor value.
   llvm::DenseMap<mlir::Value, std::string> names;
 };

@@ -1,0 +1,107 @@
+//===- ProgramCost.h - Bytes the generated SPMD program moves ---*- C++ -*-===//
+//
+// The step model of Search.h costs every recursion step on the local shapes
+// of that step, times the number of groups that run it (Eq. 3). The SPMD
+// program that tofu-partition generates moves data on the flat grid
+// instead, with the geometry of Distribution.h:
+//
+//  - an operator runs on each rank's iteration box; a rank fetches, in one
+//    tofu.fetch, every element of the region it reads that its own tile of
+//    the input lacks (the regions follow from the TDL accesses);
+//  - a result whose reduction loop is cut at some grid axes is partial; it
+//    is reduced over those axes one after the other, with a reduce-scatter
+//    along the dimension the target layout cuts at that axis when its local
+//    extent divides, otherwise with an all-reduce; what is still missing is
+//    then fetched into the tensor's layout;
+//  - a fill of a scalar is rebuilt on each rank, never moved.
+//
+// The two agree on one step. On several they differ: a reduction cut at
+// two steps reduces whole local tiles on every rank of a group at the first
+// axis, which the step model counts once per group, and a conversion between
+// two layouts that both cut at every step moves less than the sum of its
+// per-step costs. This model evaluates a complete plan edge by edge the way
+// the program runs it, so that the search can minimise what really moves
+// and the plan states what the runtime will count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PARTITION_PROGRAMCOST_H
+#define TOFU_PARTITION_PROGRAMCOST_H
+
+#include "tofu/Partition/Distribution.h"
+#include "tofu/Partition/Graph.h"
+#include "tofu/Partition/Strategy.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tofu {
+
+/// A complete plan on the grid: every tensor's tiling at each grid axis and
+/// the loop variable (an index into the description's loop variables) that
+/// every operator cuts at each axis, -1 where it runs replicated.
+struct GridPlan {
+  std::vector<std::vector<Tiling>> tilings;
+  std::vector<std::vector<int>> cutVars;
+};
+
+/// Bytes received per training step, summed over ranks.
+struct ProgramBytes {
+  /// Per tensor: the fetches of its regions and the reductions and fetches
+  /// that put it into its layout.
+  std::vector<double> tensorBytes;
+  double total = 0;
+};
+
+class ProgramCostModel {
+public:
+  /// Fails (see `getError`) when an operator's loop space cannot be inferred.
+  ProgramCostModel(const Graph &graph, ProcessGrid grid);
+
+  const std::string &getError() const { return error; }
+  const ProcessGrid &getGrid() const { return grid; }
+
+  /// The boxes of tensor `t` laid out with `tilings` (one per axis), or
+  /// std::nullopt when a cut does not divide.
+  std::optional<RankBoxes> getLayout(int t,
+                                     const std::vector<Tiling> &tilings) const;
+  /// The iteration boxes of operator `o`, or std::nullopt when a cut loop
+  /// does not divide.
+  std::optional<RankBoxes> getIteration(int o,
+                                        const std::vector<int> &cutVars) const;
+
+  /// Bytes to give every rank the region of input `j` of operator `o` that
+  /// its iteration box reads, when the input is held in `layout`.
+  double getInputBytes(int o, unsigned j, const RankBoxes &iteration,
+                       const RankBoxes &layout) const;
+  /// Bytes to bring output `j` of operator `o`, computed over `iteration`
+  /// with loops `cutVars`, into its tensor's `layout` laid out with
+  /// `tilings`.
+  double getOutputBytes(int o, unsigned j, const RankBoxes &iteration,
+                        const std::vector<int> &cutVars,
+                        const std::vector<Tiling> &tilings,
+                        const RankBoxes &layout) const;
+
+  /// Evaluates a complete plan. Fails with a message when a layout or an
+  /// iteration space does not divide.
+  std::optional<ProgramBytes> evaluate(const GridPlan &plan,
+                                       std::string &message) const;
+
+private:
+  const Graph &graph;
+  ProcessGrid grid;
+  std::string error;
+  /// Per operator: its loop space.
+  std::vector<LoopSpace> spaces;
+  /// Per operator and output: the loop variable of each output dimension.
+  std::vector<std::vector<std::vector<int>>> outputVars;
+  /// Per tensor: whether the ranks hold it in its layout (false for sources
+  /// such as tensor.empty and constants, and for fills of a scalar, which
+  /// are rebuilt where they are read).
+  std::vector<bool> held;
+};
+
+} // namespace tofu
+
+#endif // TOFU_PARTITION_PROGRAMCOST_H
