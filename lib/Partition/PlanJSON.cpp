@@ -54,6 +54,8 @@ std::string tofu::writePlanJSON(const Graph &graph, const Plan &plan) {
                                  {"degenerate", s.degenerate}});
   root["steps"] = std::move(steps);
   root["total_bytes"] = plan.totalBytes;
+  if (plan.programBytes >= 0)
+    root["program_bytes"] = plan.programBytes;
 
   json::Array tensors;
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
@@ -263,5 +265,9 @@ std::optional<Plan> tofu::readPlanJSON(const Graph &graph,
       strategies[i][o] = strategy->str();
     }
   }
-  return evaluatePlan(graph, *topology, options, tilings, strategies, error);
+  std::optional<Plan> plan =
+      evaluatePlan(graph, *topology, options, tilings, strategies, error);
+  if (plan && !evaluateProgramBytes(graph, *plan, error))
+    return std::nullopt;
+  return plan;
 }

@@ -63,6 +63,13 @@ std::string tofu::formatPlanReport(const Graph &graph, const Plan &plan) {
   std::snprintf(buf, sizeof(buf), "  total communication: %.0f bytes (%s)\n",
                 plan.totalBytes, formatBytes(plan.totalBytes).c_str());
   out += buf;
+  if (plan.programBytes >= 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "  generated program moves: %.0f bytes (%s), summed over "
+                  "ranks\n",
+                  plan.programBytes, formatBytes(plan.programBytes).c_str());
+    out += buf;
+  }
 
   // Per level: bytes and time, each device sending its share in parallel.
   for (size_t l = 0; l < plan.topology.levels.size(); ++l) {

@@ -55,6 +55,25 @@ ProgramCostModel::ProgramCostModel(const Graph &graph, ProcessGrid grid)
       vars.push_back(std::move(dims));
     }
     outputVars.push_back(std::move(vars));
+    // Accesses whose every index is a variable or a whole dimension.
+    std::vector<std::vector<std::vector<int>>> simple;
+    for (unsigned j = 0; j < node.desc->inputs.size(); ++j) {
+      std::vector<std::vector<int>> accesses;
+      for (const tdl::Expr *access : getInputAccesses(*node.desc, j)) {
+        std::vector<int> dims;
+        for (const tdl::IndexExpr &idx : access->indices)
+          dims.push_back(idx.isWhole() ? kWhole
+                         : idx.isVar() ? space->lookup(idx.var)
+                                       : kOther);
+        if (std::find(dims.begin(), dims.end(), kOther) != dims.end()) {
+          accesses.clear();
+          break;
+        }
+        accesses.push_back(std::move(dims));
+      }
+      simple.push_back(std::move(accesses));
+    }
+    simpleAccesses.push_back(std::move(simple));
     spaces.push_back(std::move(*space));
     if (isScalarFill(node))
       for (int t : node.outputs)
@@ -91,17 +110,37 @@ static double fetchBytes(const RankBoxes &have, const RankBoxes &want,
   return double(getReceivedElements(have, want)) * elementBytes;
 }
 
-double ProgramCostModel::getInputBytes(int o, unsigned j,
-                                       const RankBoxes &iteration,
-                                       const RankBoxes &layout) const {
+RankBoxes ProgramCostModel::getInputRegions(int o, unsigned j,
+                                            const RankBoxes &iteration) const {
   const OpNode &node = graph.ops[o];
   int t = node.inputs[j];
   if (t < 0 || !held[t])
-    return 0;
+    return {};
   const Shape &shape = graph.tensors[t].shape;
   RankBoxes regions;
   bool read = false;
-  for (const Box &box : iteration) {
+  if (const auto &accesses = simpleAccesses[o][j]; !accesses.empty()) {
+    for (const Box &box : iteration) {
+      Box region;
+      for (const std::vector<int> &dims : accesses)
+        for (size_t d = 0; d < dims.size(); ++d) {
+          int v = dims[d];
+          int64_t lo = v == kWhole ? 0 : std::max<int64_t>(box.lo[v], 0);
+          int64_t hi = v == kWhole ? shape[d] - 1
+                                   : std::min<int64_t>(box.hi[v], shape[d] - 1);
+          if (region.lo.size() <= d) {
+            region.lo.push_back(lo);
+            region.hi.push_back(hi);
+          } else {
+            region.lo[d] = std::min(region.lo[d], lo);
+            region.hi[d] = std::max(region.hi[d], hi);
+          }
+        }
+      regions.push_back(std::move(region));
+    }
+    read = true;
+  }
+  for (const Box &box : read ? RankBoxes() : iteration) {
     std::vector<std::pair<int64_t, int64_t>> ranges;
     for (size_t v = 0; v < box.lo.size(); ++v)
       ranges.push_back({box.lo[v], box.hi[v]});
@@ -110,15 +149,22 @@ double ProgramCostModel::getInputBytes(int o, unsigned j,
     std::optional<Box> region = getReadRegion(*node.desc, spaces[o], j, shape,
                                               ranges, mine, message);
     if (!region)
-      return 0;
+      return {};
     read |= mine;
     regions.push_back(std::move(*region));
   }
   if (!read)
-    return 0;
+    return {};
   // Ranks that read regions of different shapes fetch same-shaped windows.
   if (!haveUniformShape(regions))
     regions = getUniformWindows(regions, shape);
+  return regions;
+}
+
+double ProgramCostModel::getFetchBytes(int t, const RankBoxes &regions,
+                                       const RankBoxes &layout) const {
+  if (regions.empty())
+    return 0;
   return fetchBytes(layout, regions, graph.tensors[t].elementBytes);
 }
 
@@ -197,7 +243,8 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
     }
     for (unsigned j = 0; j < node.inputs.size(); ++j)
       if (int t = node.inputs[j]; t >= 0)
-        out.tensorBytes[t] += getInputBytes(o, j, *iteration, layouts[t]);
+        out.tensorBytes[t] +=
+            getFetchBytes(t, getInputRegions(o, j, *iteration), layouts[t]);
     for (unsigned j = 0; j < node.outputs.size(); ++j)
       if (int t = node.outputs[j]; t >= 0)
         out.tensorBytes[t] +=

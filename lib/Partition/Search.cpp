@@ -212,12 +212,22 @@ static double toBytes(const Graph &graph, const StepState &state, int t,
          graph.tensors[t].elementBytes * state.groups;
 }
 
+/// The position of `x` in `options` (which holds it).
+template <typename T>
+static size_t indexOf(const std::vector<T> &options, const T &x) {
+  return std::find(options.begin(), options.end(), x) - options.begin();
+}
+
 double StepModel::inputCost(int op, unsigned j, OpChoice choice,
                             Tiling tiling) const {
   const OpNode &node = graph.ops[op];
   int t = node.inputs[j];
   if (t < 0)
     return 0;
+  if (edgeCosts)
+    return edgeCosts->inputs[op][j][indexOf(opOptions[op], choice) *
+                                        tensorOptions[t].size() +
+                                    indexOf(tensorOptions[t], tiling)];
   const Shape &operand = state.opShapes[op].inputs[j];
   double elements;
   if (const Strategy *s = getStrategy(op, choice)) {
@@ -243,6 +253,10 @@ double StepModel::outputCost(int op, unsigned j, OpChoice choice,
   int t = node.outputs[j];
   if (t < 0)
     return 0;
+  if (edgeCosts)
+    return edgeCosts->outputs[op][j][indexOf(opOptions[op], choice) *
+                                         tensorOptions[t].size() +
+                                     indexOf(tensorOptions[t], tiling)];
   const Shape &operand = state.opShapes[op].outputs[j];
   const Strategy *s = getStrategy(op, choice);
   Tiling produced = s ? s->outputs[j] : Tiling::replicate();
@@ -693,11 +707,9 @@ static void noteDegenerate(const StepModel &model, size_t index, PlanStep &step,
 /// The DP for one step: exact on the uncoarsened graph when its tables fit;
 /// otherwise (with coarsening on) the DP over the coarsened graph, whose
 /// ties keep the tables small, and the step is not exact.
-static PlanStep searchStepExactly(const StepModel &model, const Graph &graph,
-                                  const SearchOptions &options,
-                                  const CoarseGraph &fine,
-                                  std::optional<CoarseGraph> &coarse,
-                                  bool useCoarse) {
+PlanStep tofu::solveStep(const StepModel &model, const Graph &graph,
+                         const SearchOptions &options, const CoarseGraph &fine,
+                         std::optional<CoarseGraph> &coarse, bool useCoarse) {
   bool tooLarge = false;
   PlanStep step =
       searchStep(model, fine, options, false, tooLarge, /*giveUp=*/useCoarse);
@@ -752,7 +764,7 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
       break;
     }
     default:
-      step = searchStepExactly(model, graph, options, fine, coarse, useCoarse);
+      step = solveStep(model, graph, options, fine, coarse, useCoarse);
       if (step.coarsened)
         plan.remarks.push_back(
             "step of " + std::to_string(rs.k) +
@@ -777,6 +789,10 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
     plan.totalBytes += step.bytes;
     plan.steps.push_back(std::move(step));
   }
+  if (options.algorithm == Algorithm::Tofu && options.refineSweeps)
+    refinePlan(graph, plan, options);
+  std::string ignored;
+  evaluateProgramBytes(graph, plan, ignored);
   return plan;
 }
 
@@ -833,7 +849,7 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
                    const SearchOptions &options,
                    const std::vector<std::vector<Tiling>> &tilings,
                    const std::vector<std::vector<std::string>> &strategies,
-                   std::string &error) {
+                   std::string &error, StrategyCache *sharedCache) {
   Plan plan = emptyPlan(topology, options);
   std::vector<RecursionStep> steps = getRecursionSteps(topology, options);
   if (tilings.size() != steps.size() || strategies.size() != steps.size()) {
@@ -842,7 +858,8 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
             std::to_string(steps.size());
     return std::nullopt;
   }
-  StrategyCache cache;
+  StrategyCache ownCache;
+  StrategyCache &cache = sharedCache ? *sharedCache : ownCache;
   StepState state = StepState::initial(graph);
   for (size_t i = 0; i < steps.size(); ++i) {
     StepModel model(graph, state, steps[i].k, options, cache);

@@ -601,34 +601,53 @@ std::optional<StrategySet> tofu::discoverStrategies(const OpDesc &desc,
   return set;
 }
 
+std::vector<const Expr *> tofu::getInputAccesses(const OpDesc &desc,
+                                                 unsigned input) {
+  std::vector<Access> accesses;
+  for (const OutputDesc &out : desc.outputs)
+    collectAccesses(out.body, desc, accesses);
+  std::vector<const Expr *> mine;
+  for (const Access &a : accesses)
+    if (a.input == input)
+      mine.push_back(a.expr);
+  return mine;
+}
+
 std::optional<Box>
 tofu::getReadRegion(const OpDesc &desc, const LoopSpace &space, unsigned input,
                     const Shape &shape,
                           const std::vector<std::pair<int64_t, int64_t>> &ranges,
                     bool &read, std::string &error) {
-  std::vector<Access> accesses;
-  for (const OutputDesc &out : desc.outputs)
-    collectAccesses(out.body, desc, accesses);
   unsigned n = space.vars.size();
   std::vector<SymbolicInterval> env;
-  for (unsigned v = 0; v < n; ++v)
-    env.push_back(SymbolicInterval::constantRange(
-        n, Rational(ranges[v].first), Rational(ranges[v].second)));
   Box region;
   region.lo.assign(shape.size(), 0);
   region.hi.assign(shape.size(), -1);
   read = false;
-  for (const Access &a : accesses) {
-    if (a.input != input)
-      continue;
+  for (const Expr *access : getInputAccesses(desc, input)) {
     Box box;
     for (unsigned d = 0; d < shape.size(); ++d) {
-      const IndexExpr &idx = a.expr->indices[d];
+      const IndexExpr &idx = access->indices[d];
+      // The common accesses need no interval arithmetic.
+      if (int v = idx.isVar() ? space.lookup(idx.var) : -1; v >= 0) {
+        box.lo.push_back(std::max<int64_t>(ranges[v].first, 0));
+        box.hi.push_back(std::min<int64_t>(ranges[v].second, shape[d] - 1));
+        continue;
+      }
+      if (idx.isWhole()) {
+        box.lo.push_back(0);
+        box.hi.push_back(shape[d] - 1);
+        continue;
+      }
+      if (env.empty())
+        for (unsigned v = 0; v < n; ++v)
+          env.push_back(SymbolicInterval::constantRange(
+              n, Rational(ranges[v].first), Rational(ranges[v].second)));
       auto iv = evaluateIndex(idx, space, env, shape[d], error);
       if (!iv)
         return std::nullopt;
       if (!iv->isValid()) {
-        error = "access '" + printExpr(*a.expr) +
+        error = "access '" + printExpr(*access) +
                 "' reaches indices beyond 64-bit integers";
         return std::nullopt;
       }

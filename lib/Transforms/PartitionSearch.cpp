@@ -83,6 +83,7 @@ void TofuSearchPass::runOnOperation() {
   options.maxTableSize = maxTable;
   if (!coarsen)
     options.coarsen = CoarsenOptions::none();
+  options.refineSweeps = refine;
 
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
@@ -176,6 +177,11 @@ LogicalResult TofuSearchPass::annotate(const ImportedGraph &imported,
            << plan.totalBytes << " bytes is not representable as a 64-bit "
            << "integer";
   auto totalBytes = static_cast<int64_t>(plan.totalBytes);
+  // -1 when the program's bytes are unknown or not representable.
+  int64_t programBytes =
+      plan.programBytes >= 0.0 && plan.programBytes < 0x1p63
+          ? static_cast<int64_t>(plan.programBytes)
+          : -1;
   Builder b(func.getContext());
   auto tilingsOf = [&](int t) {
     SmallVector<Attribute> steps;
@@ -216,6 +222,8 @@ LogicalResult TofuSearchPass::annotate(const ImportedGraph &imported,
                           b.getStringAttr(stringifyAlgorithm(plan.algorithm))),
            b.getNamedAttr("devices", b.getStringAttr(plan.topology.str())),
            b.getNamedAttr("steps", b.getArrayAttr(ks)),
-           b.getNamedAttr("bytes", b.getI64IntegerAttr(totalBytes))}));
+           b.getNamedAttr("bytes", b.getI64IntegerAttr(totalBytes)),
+           b.getNamedAttr("program_bytes",
+                          b.getI64IntegerAttr(programBytes))}));
   return success();
 }

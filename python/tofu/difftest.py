@@ -17,10 +17,12 @@ or, with the tools of the build, `build/bin/tofu difftest --model "mlp
 It prints the program's output and one summary line:
 
     difftest: PASS max relative difference 2.4e-07 <= 1e-05, measured
-    2944 B/step (generated 2944), plan 2232 B/step
+    2944 B/step (generated 2944), plan 2944 B/step (step model 2232)
 
 The bytes the runtime counts must equal what tofu-partition reports for
-the program it generated (`--tofu-partition=report=-`).
+the program it generated (`--tofu-partition=report=-`), and both must equal
+the plan's `program_bytes`: what the search's program model
+(`include/tofu/Partition/ProgramCost.h`) says the program moves.
 
 and exits with 1 when the check fails. `--perturb-fetch` moves the first
 `tofu.fetch` of the partitioned program by one element, and
@@ -179,7 +181,9 @@ def main(argv=None):
                    "-entry-point-result=void",
                    "-shared-libs=" + ",".join(libs)], what="mpiexec").stdout
         with open(plan_json) as f:
-            plan = re.search(r'"total_bytes"\s*:\s*([0-9.e+]+)', f.read())
+            text = f.read()
+        model = re.search(r'"total_bytes"\s*:\s*([0-9.e+]+)', text)
+        plan = re.search(r'"program_bytes"\s*:\s*([0-9.e+]+)', text)
     sys.stdout.write(out)
     steps = re.findall(r"^step (\d+): loss", out, re.M)
     diff = re.search(r"^max relative difference: (\S+)", out, re.M)
@@ -194,14 +198,22 @@ def main(argv=None):
               f"{measured.group(1) if measured else '?'} B/step but the "
               f"program moves {generated.group(1) if generated else '?'}")
         ok = False
-    verdict = "PASS" if ok else "FAIL"
+    # And the plan must state what the program moves (ProgramCost.h).
     plan_bytes = f"{float(plan.group(1)):.0f}" if plan else "?"
+    if (generated is not None and plan_bytes != generated.group(1) and
+            not (args.perturb_fetch or args.drop_reduction)):
+        print(f"difftest: the plan says {plan_bytes} B/step but the program "
+              f"moves {generated.group(1)}; compare them per tensor with "
+              "--tofu-partition=report=-")
+        ok = False
+    verdict = "PASS" if ok else "FAIL"
     print(f"difftest: {verdict} max relative difference "
           f"{diff.group(1) if diff else 'missing'} "
           f"{'<=' if ok else 'vs'} {args.rtol:g}, "
           f"measured {measured.group(1) if measured else '?'} B/step "
           f"(generated {generated.group(1) if generated else '?'}), "
-          f"plan {plan_bytes} B/step")
+          f"plan {plan_bytes} B/step (step model "
+          f"{float(model.group(1)) if model else 0:.0f})")
     return 0 if ok else 1
 
 

@@ -71,9 +71,14 @@ public:
   std::optional<RankBoxes> getIteration(int o,
                                         const std::vector<int> &cutVars) const;
 
-  /// Bytes to give every rank the region of input `j` of operator `o` that
-  /// its iteration box reads, when the input is held in `layout`.
-  double getInputBytes(int o, unsigned j, const RankBoxes &iteration,
+  /// The regions of input `j` of operator `o` that the ranks fetch over
+  /// their iteration boxes (same-shaped windows where the regions differ in
+  /// shape); empty when nothing is fetched (an unread input, a source or a
+  /// rebuilt fill).
+  RankBoxes getInputRegions(int o, unsigned j,
+                            const RankBoxes &iteration) const;
+  /// Bytes to give every rank its `regions` of tensor `t` held in `layout`.
+  double getFetchBytes(int t, const RankBoxes &regions,
                        const RankBoxes &layout) const;
   /// Bytes to bring output `j` of operator `o`, computed over `iteration`
   /// with loops `cutVars`, into its tensor's `layout` laid out with
@@ -94,6 +99,11 @@ private:
   std::string error;
   /// Per operator: its loop space.
   std::vector<LoopSpace> spaces;
+  /// Per operator and input: the loop variable each access reads along
+  /// each dimension, kWhole for a slice or gather, kOther for any other
+  /// index; empty when an access needs interval arithmetic.
+  static constexpr int kWhole = -1, kOther = -2;
+  std::vector<std::vector<std::vector<std::vector<int>>>> simpleAccesses;
   /// Per operator and output: the loop variable of each output dimension.
   std::vector<std::vector<std::vector<int>>> outputVars;
   /// Per tensor: whether the ranks hold it in its layout (false for sources

@@ -70,6 +70,10 @@ struct SearchOptions {
   /// The largest number of values one coarse node may have before its slots
   /// become separate DP variables (the DP stays exact).
   uint64_t maxNodeValues = 4;
+  /// Tofu: sweeps of the refinement that re-solves each step with the other
+  /// steps fixed, minimising what the generated program moves
+  /// (ProgramCost.h) instead of the step model; 0 disables it.
+  unsigned refineSweeps = 2;
 };
 
 /// An operator's choice at one step: the loop variable it cuts, or -1 when
@@ -140,7 +144,13 @@ struct Plan {
   bool replication = false;
   Topology topology;
   std::vector<PlanStep> steps;
+  /// The step model's cost: the sum of the steps' bytes (Eq. 3).
   double totalBytes = 0;
+  /// What the generated SPMD program moves per training step, summed over
+  /// ranks (ProgramCost.h); -1 when it could not be evaluated.
+  double programBytes = -1;
+  /// The same per tensor.
+  std::vector<double> programTensorBytes;
   std::vector<std::string> remarks;
   /// Steps whose plan costs memory without communicating (degenerate
   /// steps), with the memory they cost.
@@ -182,6 +192,15 @@ public:
   /// Remarks about fallbacks.
   std::vector<std::string> remarks;
 
+  /// Edge costs that replace the step model's (the refinement's program
+  /// costs): per operator and operand, indexed by the choice's position in
+  /// `opOptions` times the tensor's number of options plus the tiling's
+  /// position in `tensorOptions`.
+  struct EdgeCosts {
+    std::vector<std::vector<std::vector<double>>> inputs, outputs;
+  };
+  const EdgeCosts *edgeCosts = nullptr;
+
   /// Bytes for operand `j` of `op` under `choice`, given the tensor's tiling.
   double inputCost(int op, unsigned j, OpChoice choice, Tiling tiling) const;
   double outputCost(int op, unsigned j, OpChoice choice, Tiling tiling) const;
@@ -222,6 +241,23 @@ PlanStep searchStep(const StepModel &model, const CoarseGraph &coarse,
                     const SearchOptions &options, bool bruteForce,
                     bool &tooLarge, bool giveUp = false);
 
+/// One step of the Tofu DP: exact on the uncoarsened graph when its tables
+/// fit, otherwise (with `useCoarse`) over the coarsened graph, which is
+/// built into `coarse` on first use.
+PlanStep solveStep(const StepModel &model, const Graph &graph,
+                   const SearchOptions &options, const CoarseGraph &fine,
+                   std::optional<CoarseGraph> &coarse, bool useCoarse);
+
+/// Fills `plan.programBytes` and `plan.programTensorBytes`; returns false
+/// (leaving -1) with a message when the plan's layouts do not divide.
+bool evaluateProgramBytes(const Graph &graph, Plan &plan, std::string &error);
+
+/// The refinement of a Tofu plan: each step in turn is re-solved by the DP
+/// with every other step fixed and the program's edge costs
+/// (ProgramCost.h), and kept when the whole plan stays feasible and moves
+/// fewer bytes. Sweeps until nothing improves or `options.refineSweeps`.
+void refinePlan(const Graph &graph, Plan &plan, const SearchOptions &options);
+
 /// Exhaustive search over every sequence of per-step assignments for the
 /// given steps, with no coarsening; std::nullopt past `maxAssignments`.
 std::optional<double> exhaustivePlanCost(const Graph &graph,
@@ -241,7 +277,7 @@ evaluatePlan(const Graph &graph, const Topology &topology,
              const SearchOptions &options,
              const std::vector<std::vector<Tiling>> &tilings,
              const std::vector<std::vector<std::string>> &strategies,
-             std::string &error);
+             std::string &error, StrategyCache *cache = nullptr);
 
 } // namespace tofu
 

@@ -120,6 +120,11 @@ std::optional<StrategySet> discoverStrategies(const tdl::OpDesc &desc,
                                               const OpShapes &shapes,
                                               unsigned k, std::string &error);
 
+/// Every access of `desc` to input `input`, gathers' index arguments
+/// included, in the order of the description.
+std::vector<const tdl::Expr *> getInputAccesses(const tdl::OpDesc &desc,
+                                                unsigned input);
+
 /// The hull of every element of input `input` that `desc` reads when each
 /// loop variable `v` ranges over the inclusive `ranges[v]`, clamped to the
 /// input's `shape`. This is the region one rank reads over its iteration

@@ -228,6 +228,9 @@ def TofuSearch : Pass<"tofu-search", "mlir::ModuleOp"> {
            "Allow replicated tilings (SOYBEAN's r)">,
     Option<"coarsen", "coarsen", "bool", /*default=*/"true",
            "Coarsen the graph (Tofu section 5.1)">,
+    Option<"refine", "refine", "unsigned", /*default=*/"2",
+           "Sweeps of the refinement that minimises the bytes the generated "
+           "program moves (tofu algorithm; 0 disables it)">,
     Option<"planIn", "plan-in", "std::string", /*default=*/"\"\"",
            "Read the plan from this JSON file instead of searching">,
     Option<"planOut", "plan-out", "std::string",
