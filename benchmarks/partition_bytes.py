@@ -35,9 +35,10 @@ def main():
     llvm = "/usr/lib/llvm-22"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"))
-    print("| model | ranks | plan B/step | measured B/step | measured/plan "
-          "| max rel. diff | peak live B/rank |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | ranks | step model B/step | plan (program) B/step "
+          "| measured B/step | measured/plan | max rel. diff "
+          "| peak live B/rank |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, model in MODELS:
         for k in args.devices.split(","):
             cmd = [sys.executable, "-m", "tofu.difftest", "--model", model,
@@ -53,14 +54,16 @@ def main():
                                  env=env).stdout
             s = re.search(r"difftest: (\w+) max relative difference (\S+) "
                           r"\S+ \S+, measured (\d+) B/step \(generated "
-                          r"\d+\), plan (\d+)", out)
+                          r"\d+\), plan (\d+) B/step \(step model (\d+)\)",
+                          out)
             peak = re.search(r"peak live bytes per rank: (\d+)", out)
             if not s:
-                print(f"| {name} | {k} | failed | | | | |")
+                print(f"| {name} | {k} | failed | | | | | |")
                 continue
             plan, measured = int(s.group(4)), int(s.group(3))
             ratio = measured / plan if plan else float("nan")
-            print(f"| {name} | {k} | {plan} | {measured} | {ratio:.2f} | "
+            print(f"| {name} | {k} | {s.group(5)} | {plan} | {measured} | "
+                  f"{ratio:.2f} | "
                   f"{s.group(2)} | {peak.group(1) if peak else '?'} |",
                   flush=True)
 
