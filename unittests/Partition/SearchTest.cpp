@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Partition/ProgramCost.h"
 #include "tofu/Partition/Search.h"
 #include "tofu/Partition/Coarsening.h"
 #include "tofu/Partition/MinSum.h"
@@ -725,6 +726,40 @@ TEST(SearchTest, RefinementNeverMovesMoreThanTheRecursion) {
   }
   std::cout << "[ INFO     ] the refinement lowered the program's bytes in "
             << improved << " of 120 plans\n";
+}
+
+TEST(SearchTest, ProgramModelCountsTheFlatGrid) {
+  static Descs d;
+  Builder b;
+  int x = b.tensor("%x", {16, 8}, TensorRole::Input);
+  int w = b.tensor("%w", {8, 32}, TensorRole::Weight);
+  b.op("matmul", d.matmul, {x, w}, {16, 32});
+  int y = b.tensor("%y", {16, 16}, TensorRole::Input);
+  b.op("transpose", d.transpose, {y}, {16, 16});
+  Graph g = b.finish();
+  ProgramCostModel model(g, ProcessGrid{{2, 2}});
+  ASSERT_EQ(model.getError(), "");
+  GridPlan plan;
+  Tiling c0 = Tiling::cut(0), c1 = Tiling::cut(1);
+  // The product cuts its reduction loop k at both axes; its 16x32 output
+  // (2048 B) is laid out cut(1), cut(1).
+  plan.tilings = {{c1, c1}, {c0, c0}, {c1, c1}, {c0, c0}, {c0, c0}};
+  // The transpose cuts i at both axes: each rank reads 16x4 of %y, whose
+  // 4x16 tile holds 4x4 of it.
+  plan.cutVars = {{2, 2}, {0, 0}};
+  std::string error;
+  std::optional<ProgramBytes> bytes = model.evaluate(plan, error);
+  ASSERT_TRUE(bytes) << error;
+  // Reduce-scatter over axis 0 of whole 16x32 tiles on 4 ranks (4 x 1024 B),
+  // then over axis 1 of 16x16 tiles (4 x 512 B): the 4-way lower bound.
+  EXPECT_EQ(bytes->tensorBytes[2], 6144);
+  // The transpose's input: 4 ranks x (64 - 16) elements x 4 B.
+  EXPECT_EQ(bytes->tensorBytes[3], 768);
+  EXPECT_EQ(bytes->tensorBytes[0] + bytes->tensorBytes[1], 0);
+  EXPECT_EQ(bytes->total, 6144 + 768);
+  // A cut that does not divide is an error, not a count.
+  plan.tilings[0] = {c0, Tiling::cut(7)};
+  EXPECT_FALSE(model.evaluate(plan, error));
 }
 
 TEST(SearchTest, BruteForceRefusesLargeGraphs) {
