@@ -117,6 +117,9 @@ RankBoxes ProgramCostModel::getInputRegions(int o, unsigned j,
   if (t < 0 || !held[t])
     return {};
   const Shape &shape = graph.tensors[t].shape;
+  // A captured tensor is read whole by every rank.
+  if (j >= node.firstCaptured)
+    return RankBoxes(iteration.size(), Box::whole(shape));
   RankBoxes regions;
   bool read = false;
   if (const auto &accesses = simpleAccesses[o][j]; !accesses.empty()) {
@@ -251,6 +254,10 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
             getOutputBytes(o, j, *iteration, plan.cutVars[o], plan.tilings[t],
                            layouts[t]);
   }
+  // Fed-back results return in their argument's layout.
+  for (auto [result, arg] : graph.feeds)
+    out.tensorBytes[result] +=
+        getFetchBytes(result, layouts[arg], layouts[result]);
   for (double b : out.tensorBytes)
     out.total += b;
   return out;

@@ -148,9 +148,15 @@ void tofu::refinePlan(const Graph &graph, Plan &plan,
           graph, program, model, getGridPlan(graph, plan), axis);
       model.edgeCosts = &costs;
       PlanStep step = solveStep(model, graph, options, fine, coarse, useCoarse);
-      // With the program's edge costs the step's bytes are the whole
-      // program's: evaluate the plan only when they improve.
-      if (step.bytes >= plan.programBytes - 0.5)
+      // The whole program's bytes with the new step (the edges, and the
+      // fed-back results that no edge covers).
+      GridPlan next = getGridPlan(graph, plan);
+      for (size_t t = 0; t < graph.tensors.size(); ++t)
+        next.tilings[t][axis] = step.tilings[t];
+      for (size_t o = 0; o < graph.ops.size(); ++o)
+        next.cutVars[o][axis] = step.ops[o].choice.var;
+      std::optional<ProgramBytes> moved = program.evaluate(next, error);
+      if (!moved || moved->total >= plan.programBytes - 0.5)
         continue;
       // Re-evaluate the whole plan: later steps must stay feasible.
       std::vector<std::vector<Tiling>> tilings;
@@ -169,7 +175,7 @@ void tofu::refinePlan(const Graph &graph, Plan &plan,
           graph, plan.topology, plain, tilings, strategies, error, &cache);
       if (!candidate)
         continue;
-      candidate->programBytes = step.bytes;
+      candidate->programBytes = moved->total;
       // Keep what the search recorded about how each step was found.
       for (size_t i = 0; i < plan.steps.size(); ++i) {
         const PlanStep &from = i == axis ? step : plan.steps[i];

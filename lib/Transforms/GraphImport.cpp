@@ -4,6 +4,7 @@
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
 #include "tofu/Transforms/TrainingAttributes.h"
+#include "tofu/Transforms/TrainingSignature.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -175,6 +176,7 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
     node.shapes = std::move(*shapes);
     for (Value v : inputs)
       node.inputs.push_back(getTensor(v));
+    node.firstCaptured = op.getNumOperands();
     int index = g.ops.size();
     for (Value r : op.getResults()) {
       int t = getTensor(r);
@@ -216,6 +218,14 @@ FailureOr<ImportedGraph> tofu::importGraph(func::FuncOp func) {
     opIndex[&op] = index;
     out.ops.push_back(&op);
     g.ops.push_back(std::move(node));
+  }
+  if (auto ret = dyn_cast<func::ReturnOp>(body.getTerminator())) {
+    SmallVector<int> fed = getFedArguments(func);
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (i < fed.size() && fed[i] >= 0 &&
+          func.getArgument(fed[i]).getType() == v.getType() &&
+          lookup(v) >= 0 && lookup(func.getArgument(fed[i])) >= 0)
+        g.feeds.push_back({lookup(v), lookup(func.getArgument(fed[i]))});
   }
   std::string error = g.finalize();
   if (!error.empty())

@@ -136,6 +136,10 @@ def main(argv=None):
                     help="print the plan's report first")
     ap.add_argument("--perturb-fetch", action="store_true")
     ap.add_argument("--drop-reduction", action="store_true")
+    ap.add_argument("--plan-bytes", choices=["exact", "report"],
+                    default="exact",
+                    help="whether the plan's program_bytes must equal what "
+                    "the program moves ('report' only prints a difference)")
     args = ap.parse_args(argv)
 
     if args.model.endswith(".mlir"):
@@ -205,7 +209,7 @@ def main(argv=None):
         print(f"difftest: the plan says {plan_bytes} B/step but the program "
               f"moves {generated.group(1)}; compare them per tensor with "
               "--tofu-partition=report=-")
-        ok = False
+        ok = ok and args.plan_bytes == "report"
     verdict = "PASS" if ok else "FAIL"
     print(f"difftest: {verdict} max relative difference "
           f"{diff.group(1) if diff else 'missing'} "

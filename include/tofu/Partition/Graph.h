@@ -63,6 +63,10 @@ struct OpNode {
   OpShapes shapes;
   /// The tensor of every description input and output; -1 for scalars.
   std::vector<int> inputs;
+  /// Inputs from this position on are captured by the operation's body (a
+  /// gather's table) rather than passed as operands; the generated program
+  /// reads them whole.
+  unsigned firstCaptured = ~0u;
   std::vector<int> outputs;
   /// Backward operators: the forward operator whose adjoint they compute.
   int forwardOf = -1;
@@ -78,6 +82,10 @@ struct OpNode {
 struct Graph {
   std::vector<TensorNode> tensors;
   std::vector<OpNode> ops;
+  /// Returned tensors that the next step takes back as an argument (an
+  /// updated weight or state), as (returned tensor, argument tensor): the
+  /// program returns them in the argument's layout.
+  std::vector<std::pair<int, int>> feeds;
   /// Filled by finalize(): for every tensor, its readers as (op, input).
   std::vector<std::vector<std::pair<int, unsigned>>> users;
 
