@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -253,6 +254,11 @@ struct State {
   // Logical bytes received by this rank per collective.
   double fetchBytes = 0, allReduceBytes = 0, reduceScatterBytes = 0;
   int64_t liveBytes = 0, peakBytes = 0;
+  // With TOFU_PEAK_BUFFERS=N: the live blocks (address -> size and the
+  // ordinal of the allocation) and their sizes and ordinals at the peak.
+  int64_t profileTop = -1, allocations = 0;
+  std::map<void *, std::pair<int64_t, int64_t>> live;
+  std::vector<std::pair<int64_t, int64_t>> atPeak;
 };
 
 State &state() {
@@ -659,6 +665,16 @@ void tofu_print_statistics(int64_t steps) {
                             MPI_COMM_WORLD));
   if (s.rank != 0)
     return;
+  if (s.profileTop > 0) {
+    std::vector<std::pair<int64_t, int64_t>> top = s.atPeak;
+    std::sort(top.begin(), top.end(), std::greater<>());
+    std::printf("rank 0: %lld buffers live at its peak of %lld bytes, the "
+                "largest (bytes, allocation number):\n",
+                (long long)top.size(), (long long)s.peakBytes);
+    for (size_t i = 0; i < top.size() && (int64_t)i < s.profileTop; ++i)
+      std::printf("  %lld #%lld\n", (long long)top[i].first,
+                  (long long)top[i].second);
+  }
   double n = steps > 0 ? double(steps) : 1.0;
   std::printf("measured bytes per step: %.0f (fetch %.0f, reduce_scatter "
               "%.0f, all_reduce %.0f)\n",
@@ -683,7 +699,21 @@ static void *allocate(uint64_t alignment, uint64_t size) {
   std::memcpy(ptr - 16, meta, 16);
   State &s = state();
   s.liveBytes += size;
-  s.peakBytes = std::max(s.peakBytes, s.liveBytes);
+  if (s.profileTop < 0) {
+    const char *top = std::getenv("TOFU_PEAK_BUFFERS");
+    s.profileTop = top ? std::max(0ll, std::atoll(top)) : 0;
+  }
+  if (s.profileTop > 0)
+    s.live[ptr] = {int64_t(size), s.allocations};
+  ++s.allocations;
+  if (s.liveBytes > s.peakBytes) {
+    s.peakBytes = s.liveBytes;
+    if (s.profileTop > 0) {
+      s.atPeak.clear();
+      for (auto &[p, block] : s.live)
+        s.atPeak.push_back(block);
+    }
+  }
   return ptr;
 }
 
@@ -698,7 +728,10 @@ void _mlir_memref_to_llvm_free(void *ptr) {
     return;
   uint64_t meta[2];
   std::memcpy(meta, static_cast<char *>(ptr) - 16, 16);
-  state().liveBytes -= meta[0];
+  State &s = state();
+  s.liveBytes -= meta[0];
+  if (s.profileTop > 0)
+    s.live.erase(ptr);
   std::free(static_cast<char *>(ptr) - meta[1]);
 }
 
