@@ -94,3 +94,27 @@ func.func @kept(%x: index) -> index {
   memref.dealloc %b : memref<4xf32>
   return %z : index
 }
+
+// -----
+
+// Tests that a buffer whose address escapes inside a loop that receives it
+// keeps its deallocation in place.
+// CHECK-LABEL: func.func @escapes_in_loop
+// CHECK:         scf.for
+// CHECK:         memref.extract_aligned_pointer_as_index
+// CHECK:         arith.addi
+// CHECK-NEXT:    memref.dealloc
+// CHECK-NEXT:    return
+func.func @escapes_in_loop(%x: index) -> index {
+  %a = memref.alloc() : memref<4xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %l:2 = scf.for %i = %c0 to %c2 step %c1 iter_args(%it = %a, %p = %x) -> (memref<4xf32>, index) {
+    %q = memref.extract_aligned_pointer_as_index %it : memref<4xf32> -> index
+    scf.yield %it, %q : memref<4xf32>, index
+  }
+  %y = arith.addi %l#1, %x : index
+  memref.dealloc %a : memref<4xf32>
+  return %y : index
+}
