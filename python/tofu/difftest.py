@@ -39,7 +39,8 @@ import tempfile
 
 LOWER = [
     "--one-shot-bufferize=bufferize-function-boundaries",
-    "--buffer-deallocation-pipeline", "--convert-linalg-to-loops",
+    "--buffer-deallocation-pipeline", "--tofu-early-dealloc",
+    "--convert-linalg-to-loops",
     "--expand-strided-metadata", "--lower-affine", "--convert-scf-to-cf",
     "--convert-math-to-llvm", "--convert-math-to-libm",
     "--finalize-memref-to-llvm=use-generic-functions=1", "--convert-to-llvm",

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -161,6 +162,37 @@ void unpack(const View &v, const std::vector<int64_t> &lo,
   });
 }
 
+/// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`, element
+/// by element (both views have the same element size).
+void copyBox(const View &from, const std::vector<int64_t> &fromLo,
+             const View &to, const std::vector<int64_t> &toLo,
+             const std::vector<int64_t> &sizes) {
+  int64_t eb = from.elementBytes;
+  int64_t toBase = 0;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    toBase += toLo[d] * to.strides[d];
+  forEach(from, fromLo, sizes, [&](int64_t off, int64_t i) {
+    // The row-major index i of the element, as an offset into `to`.
+    int64_t rem = i, at = toBase;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      at += (rem % sizes[d]) * to.strides[d];
+      rem /= sizes[d];
+    }
+    std::memcpy(to.data + at * eb, from.data + off * eb, eb);
+  });
+}
+
+/// Whether a view is its elements in row-major order without gaps.
+bool isContiguous(const View &v) {
+  int64_t expected = 1;
+  for (size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] != 1 && v.strides[d] != expected)
+      return false;
+    expected *= v.sizes[d];
+  }
+  return true;
+}
+
 struct Box {
   std::vector<int64_t> lo, hi; // inclusive
   bool empty() const {
@@ -222,6 +254,11 @@ struct State {
   // Logical bytes received by this rank per collective.
   double fetchBytes = 0, allReduceBytes = 0, reduceScatterBytes = 0;
   int64_t liveBytes = 0, peakBytes = 0;
+  // With TOFU_PEAK_BUFFERS=N: the live blocks (address -> size and the
+  // ordinal of the allocation) and their sizes and ordinals at the peak.
+  int64_t profileTop = -1, allocations = 0;
+  std::map<void *, std::pair<int64_t, int64_t>> live;
+  std::vector<std::pair<int64_t, int64_t>> atPeak;
 };
 
 State &state() {
@@ -379,9 +416,8 @@ void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
       continue;
     int from = sourceOf(me, j);
     if (from == me) {
-      std::vector<char> tmp(part.volume() * eb);
-      pack(in, relative(part, held[me]), part.sizes(), tmp.data());
-      unpack(out, relative(part, wanted[me]), part.sizes(), tmp.data());
+      copyBox(in, relative(part, held[me]), out, relative(part, wanted[me]),
+              part.sizes());
     } else {
       recvBuffers[from].resize(recvBuffers[from].size() + part.volume() * eb);
       received += part.volume();
@@ -424,15 +460,19 @@ void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
   MPI_Comm comm = getComm(getInts(grid), axes);
   int64_t eb = bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
-  // The result buffer is contiguous: pack into it and reduce in place.
+  // Copy the input into the result and reduce there in place; a temporary
+  // only when the result is not contiguous.
   std::vector<int64_t> zero(in.sizes.size(), 0);
-  std::vector<char> packed(in.volume() * eb);
-  pack(in, zero, in.sizes, packed.data());
+  bool direct = isContiguous(out);
+  std::vector<char> packed(direct ? 0 : in.volume() * eb);
+  char *buffer = direct ? out.data : packed.data();
+  pack(in, zero, in.sizes, buffer);
   int groupSize = 1;
   TOFU_MPI_CHECK(MPI_Comm_size(comm, &groupSize));
-  TOFU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, packed.data(), in.volume(),
-                               mpiType(type), mpiOp(kind), comm));
-  unpack(out, zero, out.sizes, packed.data());
+  TOFU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buffer, in.volume(), mpiType(type),
+                               mpiOp(kind), comm));
+  if (!direct)
+    unpack(out, zero, out.sizes, packed.data());
   state().allReduceBytes +=
       2.0 * (groupSize - 1) / groupSize * double(in.volume()) * eb;
 }
@@ -449,18 +489,29 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
   if (dim < 0 || dim >= (int64_t)in.sizes.size() ||
       in.sizes[dim] != out.sizes[dim] * groupSize)
     fatal("reduce_scatter: the result is not one chunk of the input");
-  // Chunks along `dim`, one after the other, as MPI expects them.
+  // Chunks along `dim`, one after the other, as MPI expects them. A
+  // contiguous input whose outer dimensions are all 1 already holds them
+  // in that order, and a contiguous result receives directly.
   int64_t chunk = out.volume();
-  std::vector<char> send(in.volume() * eb), recv(chunk * eb);
-  for (int c = 0; c < groupSize; ++c) {
-    std::vector<int64_t> lo(in.sizes.size(), 0);
-    lo[dim] = c * out.sizes[dim];
-    pack(in, lo, out.sizes, send.data() + c * chunk * eb);
-  }
-  TOFU_MPI_CHECK(MPI_Reduce_scatter_block(send.data(), recv.data(), chunk,
-                                          mpiType(type), mpiOp(kind), comm));
-  unpack(out, std::vector<int64_t>(out.sizes.size(), 0), out.sizes,
-         recv.data());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= in.sizes[d];
+  bool sendDirect = outer == 1 && isContiguous(in);
+  bool recvDirect = isContiguous(out);
+  std::vector<char> send(sendDirect ? 0 : in.volume() * eb);
+  std::vector<char> recv(recvDirect ? 0 : chunk * eb);
+  if (!sendDirect)
+    for (int c = 0; c < groupSize; ++c) {
+      std::vector<int64_t> lo(in.sizes.size(), 0);
+      lo[dim] = c * out.sizes[dim];
+      pack(in, lo, out.sizes, send.data() + c * chunk * eb);
+    }
+  TOFU_MPI_CHECK(MPI_Reduce_scatter_block(
+      sendDirect ? in.data : send.data(), recvDirect ? out.data : recv.data(),
+      chunk, mpiType(type), mpiOp(kind), comm));
+  if (!recvDirect)
+    unpack(out, std::vector<int64_t>(out.sizes.size(), 0), out.sizes,
+           recv.data());
   state().reduceScatterBytes +=
       double(groupSize - 1) / groupSize * double(in.volume()) * eb;
 }
@@ -614,6 +665,16 @@ void tofu_print_statistics(int64_t steps) {
                             MPI_COMM_WORLD));
   if (s.rank != 0)
     return;
+  if (s.profileTop > 0) {
+    std::vector<std::pair<int64_t, int64_t>> top = s.atPeak;
+    std::sort(top.begin(), top.end(), std::greater<>());
+    std::printf("rank 0: %lld buffers live at its peak of %lld bytes, the "
+                "largest (bytes, allocation number):\n",
+                (long long)top.size(), (long long)s.peakBytes);
+    for (size_t i = 0; i < top.size() && (int64_t)i < s.profileTop; ++i)
+      std::printf("  %lld #%lld\n", (long long)top[i].first,
+                  (long long)top[i].second);
+  }
   double n = steps > 0 ? double(steps) : 1.0;
   std::printf("measured bytes per step: %.0f (fetch %.0f, reduce_scatter "
               "%.0f, all_reduce %.0f)\n",
@@ -638,7 +699,21 @@ static void *allocate(uint64_t alignment, uint64_t size) {
   std::memcpy(ptr - 16, meta, 16);
   State &s = state();
   s.liveBytes += size;
-  s.peakBytes = std::max(s.peakBytes, s.liveBytes);
+  if (s.profileTop < 0) {
+    const char *top = std::getenv("TOFU_PEAK_BUFFERS");
+    s.profileTop = top ? std::max(0ll, std::atoll(top)) : 0;
+  }
+  if (s.profileTop > 0)
+    s.live[ptr] = {int64_t(size), s.allocations};
+  ++s.allocations;
+  if (s.liveBytes > s.peakBytes) {
+    s.peakBytes = s.liveBytes;
+    if (s.profileTop > 0) {
+      s.atPeak.clear();
+      for (auto &[p, block] : s.live)
+        s.atPeak.push_back(block);
+    }
+  }
   return ptr;
 }
 
@@ -653,7 +728,10 @@ void _mlir_memref_to_llvm_free(void *ptr) {
     return;
   uint64_t meta[2];
   std::memcpy(meta, static_cast<char *>(ptr) - 16, 16);
-  state().liveBytes -= meta[0];
+  State &s = state();
+  s.liveBytes -= meta[0];
+  if (s.profileTop > 0)
+    s.live.erase(ptr);
   std::free(static_cast<char *>(ptr) - meta[1]);
 }
 

@@ -62,7 +62,7 @@ static llvm::cl::opt<std::string>
 /// allocations routed through the runtime's counting hooks.
 static const char *kLowering =
     "one-shot-bufferize{bufferize-function-boundaries},"
-    "buffer-deallocation-pipeline,convert-linalg-to-loops,"
+    "buffer-deallocation-pipeline,tofu-early-dealloc,convert-linalg-to-loops,"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     "convert-math-to-llvm,convert-math-to-libm,"
     "finalize-memref-to-llvm{use-generic-functions=1},convert-to-llvm,"

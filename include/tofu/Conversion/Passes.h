@@ -4,6 +4,7 @@
 #define TOFU_CONVERSION_PASSES_H
 
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Conversion/TofuToMPI/EarlyDealloc.h"
 #include "tofu/Conversion/TofuToMPI/TofuToMPI.h"
 
 namespace tofu {

@@ -41,6 +41,42 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
   ];
 }
 
+def TofuEarlyDealloc : Pass<"tofu-early-dealloc"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    `buffer-deallocation-pipeline` (ownership-based deallocation) frees the
+    buffers allocated in a block at the end of that block, so a
+    straight-line training step keeps every intermediate buffer until it
+    returns: its peak is the sum of all its buffers. This pass moves each
+    `memref.dealloc` of a `memref.alloc` in the same block up to just after
+    the last operation of the block that uses the buffer or any view of it
+    (subviews, casts, reshapes, strided metadata, and values that a region
+    or an unknown operation may derive from it). Run it after
+    `buffer-deallocation-pipeline`.
+
+    A `func.call` result is never a view of its operands: the
+    ownership-based deallocation makes callees return buffers they own. A
+    buffer used outside the block, or whose address escapes into an
+    integer or an LLVM value, keeps its deallocation where it is.
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+    %b = memref.alloc() : memref<4xf32>
+    ...
+    memref.dealloc %a : memref<4xf32>
+    // becomes
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+    memref.dealloc %a : memref<4xf32>
+    %b = memref.alloc() : memref<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // TofuToGPU
 //===----------------------------------------------------------------------===//

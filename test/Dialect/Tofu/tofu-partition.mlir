@@ -1,8 +1,9 @@
 // RUN: tofu-opt %s --tdl-attach --tofu-partition -split-input-file | FileCheck %s
 
 // Tests that a matmul whose reduction loop is cut produces partial sums that
-// are reduce-scattered into the row-cut layout of the result, and that the
-// unpartitioned function is kept as the reference.
+// are reduce-scattered into the row-cut layout of the result, that every
+// rank starts from the zero fill (the sum's identity) without a select, and
+// that the unpartitioned function is kept as the reference.
 
 // CHECK: shard.grid @mm_grid(shape = 2)
 // CHECK-LABEL: func.func @mm_reference(
@@ -11,7 +12,10 @@
 // CHECK-SAME: %[[A:.*]]: tensor<4x4xf32> {tofu.layout = #tofu.layout<[1]>}
 // CHECK-SAME: %[[B:.*]]: tensor<4x6xf32> {tofu.layout = #tofu.layout<[0]>}
 // CHECK-SAME: -> (tensor<2x6xf32> {tofu.layout = #tofu.layout<[0]>})
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<4x4xf32>, tensor<4x6xf32>) {{.*}} attrs = {tofu.layout = #tofu.layout<[-1], partial = [0]>}
+// CHECK-NOT: arith.select
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x6xf32>)
+// CHECK-NOT: arith.select
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<4x4xf32>, tensor<4x6xf32>) outs(%[[F]] : tensor<4x6xf32>) attrs = {tofu.layout = #tofu.layout<[-1], partial = [0]>}
 // CHECK: %[[R:.*]] = shard.reduce_scatter %[[P]] on @mm_grid grid_axes = [0] scatter_axis = 0 {tofu.layout = #tofu.layout<[0]>} : tensor<4x6xf32> -> tensor<2x6xf32>
 // CHECK: return %[[R]]
 func.func @mm(%a: tensor<4x8xf32> {tofu.tiling = ["cut(1)"]},

@@ -523,6 +523,18 @@ static double getIdentity(shard::ReductionKind kind) {
   }
 }
 
+/// Whether `v` is a fill, or a splat constant, of exactly `value`: then
+/// every rank may start a partial reduction from it, and no second buffer
+/// of the reduction's identity is needed.
+static bool isSplatOf(Value v, FloatAttr value) {
+  Attribute scalar;
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.value(), m_Constant(&scalar)) && scalar == value;
+  DenseElementsAttr dense;
+  return matchPattern(v, m_Constant(&dense)) && dense.isSplat() &&
+         dense.getSplatValue<Attribute>() == value;
+}
+
 LogicalResult FunctionPartitioner::mapCapturedValues(Operation *op,
                                                      IRMapping &mapping) {
   llvm::SetVector<Value> captured;
@@ -658,7 +670,10 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
                << r << " does not accumulate with a floating-point add, "
                << "mul, max or min";
       h.reduction = *kind;
-      if (!op.getMatchingBlockArgument(&init).use_empty()) {
+      auto identityAttr =
+          b.getFloatAttr(type.getElementType(), getIdentity(*kind));
+      if (!op.getMatchingBlockArgument(&init).use_empty() &&
+          !isSplatOf(local, identityAttr)) {
         // Only the first rank of each group starts from the initial value;
         // the others start from the reduction's identity.
         Value first;
@@ -673,8 +688,7 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
               first ? arith::AndIOp::create(b, loc, first, isFirst).getResult()
                     : isFirst;
         }
-        Value identity = arith::ConstantOp::create(
-            b, loc, b.getFloatAttr(type.getElementType(), getIdentity(*kind)));
+        Value identity = arith::ConstantOp::create(b, loc, identityAttr);
         Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                               type.getElementType());
         Value filled = linalg::FillOp::create(b, loc, ValueRange{identity},
