@@ -1,8 +1,8 @@
 // The pieces of a LLaMA decoder block that differ from BERT, in the
 // linalg-on-tensors form torch-mlir emits for HuggingFace LLaMA: RMSNorm with
 // math.powf and math.rsqrt, rotary embeddings built from extract_slice,
-// negation and tensor.concat, a causal mask from linalg.index, and the SiLU
-// gated MLP. One head of dimension 8, sequence 8, hidden 8, MLP 16.
+// negation and tensor.concat, a causal mask from linalg.index, softmax, and
+// the SiLU gated MLP. One head of dimension 8, sequence 8, hidden 8, MLP 16.
 
 #m2 = affine_map<(d0, d1) -> (d0, d1)>
 #m2r = affine_map<(d0, d1) -> (d0, 0)>
@@ -68,11 +68,37 @@ module attributes {torch.debug_module_name = "LlamaBlock"} {
       %r = arith.select %c, %ninf, %in : f32
       linalg.yield %r : f32
     } -> tensor<8x8xf32>
+    // Softmax over the keys (masked scores become exact zeros), then the
+    // weighted sum of values; the keys serve as values to keep the block
+    // small.
+    %mi = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<8x1xf32>) -> tensor<8x1xf32>
+    %mx = linalg.generic {indexing_maps = [#m2, #m2r], iterator_types = ["parallel", "reduction"]} ins(%masked : tensor<8x8xf32>) outs(%mi : tensor<8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.maximumf %in, %out : f32
+      linalg.yield %r : f32
+    } -> tensor<8x1xf32>
+    %ex0 = linalg.generic {indexing_maps = [#m2, #m2r, #m2], iterator_types = ["parallel", "parallel"]} ins(%masked, %mx : tensor<8x8xf32>, tensor<8x1xf32>) outs(%e8 : tensor<8x8xf32>) {
+    ^bb0(%in: f32, %m: f32, %out: f32):
+      %d = arith.subf %in, %m : f32
+      %r = math.exp %d : f32
+      linalg.yield %r : f32
+    } -> tensor<8x8xf32>
+    %se = linalg.generic {indexing_maps = [#m2, #m2r], iterator_types = ["parallel", "reduction"]} ins(%ex0 : tensor<8x8xf32>) outs(%z1 : tensor<8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.addf %in, %out : f32
+      linalg.yield %r : f32
+    } -> tensor<8x1xf32>
+    %probs = linalg.generic {indexing_maps = [#m2, #m2r, #m2], iterator_types = ["parallel", "parallel"]} ins(%ex0, %se : tensor<8x8xf32>, tensor<8x1xf32>) outs(%e8 : tensor<8x8xf32>) {
+    ^bb0(%in: f32, %s: f32, %out: f32):
+      %r = arith.divf %in, %s : f32
+      linalg.yield %r : f32
+    } -> tensor<8x8xf32>
+    %attn = linalg.matmul ins(%probs, %k : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z8 : tensor<8x8xf32>) -> tensor<8x8xf32>
     // SiLU-gated MLP: (silu(x Wg) * (x Wu)) Wd.
     %e16 = tensor.empty() : tensor<8x16xf32>
     %z16 = linalg.fill ins(%cst : f32) outs(%e16 : tensor<8x16xf32>) -> tensor<8x16xf32>
-    %g = linalg.matmul ins(%masked, %wg : tensor<8x8xf32>, tensor<8x16xf32>) outs(%z16 : tensor<8x16xf32>) -> tensor<8x16xf32>
-    %u = linalg.matmul ins(%masked, %wu : tensor<8x8xf32>, tensor<8x16xf32>) outs(%z16 : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %g = linalg.matmul ins(%attn, %wg : tensor<8x8xf32>, tensor<8x16xf32>) outs(%z16 : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %u = linalg.matmul ins(%attn, %wu : tensor<8x8xf32>, tensor<8x16xf32>) outs(%z16 : tensor<8x16xf32>) -> tensor<8x16xf32>
     %h = linalg.generic {indexing_maps = [#m2, #m2, #m2], iterator_types = ["parallel", "parallel"]} ins(%g, %u : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e16 : tensor<8x16xf32>) {
     ^bb0(%a: f32, %b: f32, %out: f32):
       %na = arith.negf %a : f32

@@ -14,6 +14,16 @@ reference within `--rtol`.
 or, with the tools of the build, `build/bin/tofu difftest --model "mlp
 --batch 8 --hidden 16" --devices 2x2`.
 
+A forward export that returns logits takes its loss from
+`--tofu-train-pipeline` (inline, unroll loops, tofu-loss, autodiff,
+optimizer, attach, search), as users build their steps:
+
+    python3 -m tofu.difftest --model models/torch-mlir-style/mlp.mlir \
+        --loss softmax-cross-entropy --devices 8 ...
+
+`--autodiff` then holds the pipeline's `weights=` and `inputs=`; arguments
+keep the names they have in the file (`--autodiff inputs=x,cos,sin`).
+
 It prints the program's output and one summary line:
 
     difftest: PASS max relative difference 2.4e-07 <= 1e-05, measured
@@ -31,6 +41,7 @@ which shows that it can catch a wrong program.
 """
 
 import argparse
+import math
 import os
 import re
 import subprocess
@@ -109,6 +120,12 @@ def main(argv=None):
     ap.add_argument("--search", default="", help="extra tofu-search options")
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--autodiff", default="", help="tofu-autodiff options")
+    ap.add_argument("--loss", default=None,
+                    help="build the step with --tofu-train-pipeline (inline, "
+                    "unroll loops, this loss, autodiff, optimizer, attach, "
+                    "search): softmax-cross-entropy, mse, sum, or none for a "
+                    "model that returns its loss; --autodiff then gives the "
+                    "pipeline's weights= and inputs=")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--int-bound", type=int, default=2,
                     help="integer inputs (token ids) take values in "
@@ -143,9 +160,11 @@ def main(argv=None):
                     "the program moves ('report' only prints a difference)")
     args = ap.parse_args(argv)
 
+    # A file is read by tofu-opt itself, so that arguments keep the names
+    # they have in it (`inputs=x` in --autodiff).
+    source, model = "-", None
     if args.model.endswith(".mlir"):
-        with open(args.model) as f:
-            model = f.read()
+        source = args.model
     else:
         model = run([sys.executable, "-m", "tofu.models"] + args.model.split(),
                     what="tofu.models").stdout
@@ -154,11 +173,16 @@ def main(argv=None):
         autodiff = "--tofu-autodiff" + (f"={args.autodiff}"
                                         if args.autodiff else "")
         report = "-" if args.report else "none"
-        search = (f"--tofu-search=devices={args.devices} report={report} "
-                  f"svg=none plan-out={plan_json} {args.search}")
-        spmd = run([args.tofu_opt, "-", autodiff,
-                    f"--tofu-optimizer=kind={args.optimizer}", "--tdl-attach",
-                    search, "--tofu-partition=report=-"], model,
+        search = (f"devices={args.devices} report={report} svg=none "
+                  f"plan-out={plan_json} {args.search}")
+        if args.loss is not None:
+            passes = [f"--tofu-train-pipeline=loss={args.loss} "
+                      f"optimizer={args.optimizer} {args.autodiff} {search}"]
+        else:
+            passes = [autodiff, f"--tofu-optimizer=kind={args.optimizer}",
+                     "--tdl-attach", f"--tofu-search={search}"]
+        spmd = run([args.tofu_opt, source] + passes +
+                   ["--tofu-partition=report=-"], model,
                    "tofu-opt (search and partition)")
         if args.report:
             sys.stdout.write("".join(
@@ -195,6 +219,13 @@ def main(argv=None):
     measured = re.search(r"^measured bytes per step: (\d+)", out, re.M)
     ok = (diff is not None and len(steps) == args.steps and
           float(diff.group(1)) <= args.rtol)
+    # NaN or infinite reference losses compare as an infinite difference;
+    # say that the model itself overflows, not the partition.
+    reference = re.findall(r"^step \d+: loss \S+ reference (\S+)", out, re.M)
+    if any(not math.isfinite(float(r)) for r in reference):
+        print("difftest: the unpartitioned step's loss is not finite: the "
+              "model overflows on the generated inputs")
+        ok = False
     # The runtime must count exactly what tofu-partition generated.
     counted = (measured is not None and generated is not None and
                measured.group(1) == generated.group(1))
