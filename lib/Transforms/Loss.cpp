@@ -4,7 +4,7 @@
 // into one that returns a 0-d loss, as linalg.generic operations that
 // tdl-attach describes and tofu-autodiff differentiates. Labels or targets
 // become a new trailing argument, marked as data so that weights=all leaves
-// it out.
+// it out; cross-entropy takes class probabilities or integer class ids.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,13 +48,14 @@ public:
         .getResult(0);
   }
 
-  /// A generic over the loops of `type` reading `inputs` through `maps`
-  /// into an output indexed by `outMap` and initialised to `init`; loops
-  /// that `outMap` does not use are reductions.
+  /// A generic over the loops of `outMap` (those of `type` unless said
+  /// otherwise) reading `inputs` through `maps` into an output indexed by
+  /// `outMap` and initialised to `init`; loops that `outMap` does not use
+  /// are reductions.
   Value reduce(ValueRange inputs, ArrayRef<AffineMap> maps, AffineMap outMap,
                Value init,
                function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
-    SmallVector<utils::IteratorType> iters(rank,
+    SmallVector<utils::IteratorType> iters(outMap.getNumDims(),
                                            utils::IteratorType::reduction);
     for (AffineExpr e : outMap.getResults())
       iters[cast<AffineDimExpr>(e).getPosition()] =
@@ -95,8 +96,11 @@ public:
   }
 
   /// -mean over rows of sum_c t[.., c] log_softmax(x)[.., c], with the row
-  /// maximum subtracted before exp for stability.
-  Value softmaxCrossEntropy(Value x, Value t) {
+  /// maximum subtracted before exp for stability. `t` holds class
+  /// probabilities of x's type, or, if `classIds`, one integer class per row
+  /// (the rows' shape): t[.., c] is then 1 where c is the row's class and 0
+  /// elsewhere, so an id outside [0, classes) selects no class.
+  Value softmaxCrossEntropy(Value x, Value t, bool classIds) {
     ArrayRef<int64_t> shape = type.getShape();
     SmallVector<int64_t> rowShape(shape.drop_back());
     int64_t numRows = 1;
@@ -127,16 +131,56 @@ public:
                  return arith::AddFOp::create(nb, loc, e, acc);
                });
     double scale = -1.0 / double(numRows);
-    return reduce(
-        {x, rowMax, sumExp, t}, {identity(), rowMap, rowMap, identity()},
-        scalar(), filled({}, 0.0),
+    if (!classIds)
+      return reduce(
+          {x, rowMax, sumExp, t}, {identity(), rowMap, rowMap, identity()},
+          scalar(), filled({}, 0.0),
+          [&](OpBuilder &nb, ValueRange in, Value acc) -> Value {
+            Value logSum = math::LogOp::create(nb, loc, in[2]);
+            Value lse = arith::AddFOp::create(nb, loc, in[1], logSum);
+            Value logProb = arith::SubFOp::create(nb, loc, in[0], lse);
+            Value term = arith::MulFOp::create(nb, loc, in[3], logProb);
+            Value scaled =
+                arith::MulFOp::create(nb, loc, term, constant(nb, scale));
+            return arith::AddFOp::create(nb, loc, acc, scaled);
+          });
+    // Class ids: -mean_rows (x[.., id] - lse), as two sums so that every
+    // loop of each generic, and of each of its derivatives, indexes an
+    // operand that the body reads. First the picked logits, one-hot on the
+    // fly (the class loop's index against the row's id)...
+    Value picked = reduce(
+        {x, t}, {identity(), rowMap}, scalar(), filled({}, 0.0),
         [&](OpBuilder &nb, ValueRange in, Value acc) -> Value {
-          Value logSum = math::LogOp::create(nb, loc, in[2]);
-          Value lse = arith::AddFOp::create(nb, loc, in[1], logSum);
-          Value logProb = arith::SubFOp::create(nb, loc, in[0], lse);
-          Value term = arith::MulFOp::create(nb, loc, in[3], logProb);
+          Value id =
+              arith::IndexCastOp::create(nb, loc, nb.getIndexType(), in[1]);
+          Value c = linalg::IndexOp::create(nb, loc, rank - 1);
+          Value hit =
+              arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq, id, c);
+          Value term =
+              arith::SelectOp::create(nb, loc, hit, in[0], constant(nb, 0.0));
           Value scaled =
               arith::MulFOp::create(nb, loc, term, constant(nb, scale));
+          return arith::AddFOp::create(nb, loc, acc, scaled);
+        });
+    // ... then the log-sum-exp of the rows whose id is a class, added to
+    // them (an unsigned compare also rejects negative ids).
+    AffineMap rows = b.getMultiDimIdentityMap(rank - 1);
+    int64_t classes = shape.back();
+    return reduce(
+        {rowMax, sumExp, t}, {rows, rows, rows},
+        AffineMap::get(rank - 1, 0, b.getContext()), picked,
+        [&](OpBuilder &nb, ValueRange in, Value acc) -> Value {
+          Value logSum = math::LogOp::create(nb, loc, in[1]);
+          Value lse = arith::AddFOp::create(nb, loc, in[0], logSum);
+          Value id =
+              arith::IndexCastOp::create(nb, loc, nb.getIndexType(), in[2]);
+          Value valid = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::ult, id,
+              arith::ConstantIndexOp::create(nb, loc, classes));
+          Value term =
+              arith::SelectOp::create(nb, loc, valid, lse, constant(nb, 0.0));
+          Value scaled =
+              arith::MulFOp::create(nb, loc, term, constant(nb, -scale));
           return arith::AddFOp::create(nb, loc, acc, scaled);
         });
   }
@@ -158,6 +202,16 @@ struct TofuLossPass : public tofu::impl::TofuLossBase<TofuLossPass> {
     if (kind != "softmax-cross-entropy" && kind != "mse" && kind != "sum") {
       mlir::emitError(module.getLoc(), "tofu-loss: unknown kind '")
           << kind << "' (expected softmax-cross-entropy, mse or sum)";
+      return signalPassFailure();
+    }
+    if (labels != "probabilities" && labels != "i64" && labels != "i32") {
+      mlir::emitError(module.getLoc(), "tofu-loss: unknown labels '")
+          << labels << "' (expected probabilities, i64 or i32)";
+      return signalPassFailure();
+    }
+    if (labels != "probabilities" && kind != "softmax-cross-entropy") {
+      mlir::emitError(module.getLoc(), "tofu-loss: labels=")
+          << labels << " needs kind=softmax-cross-entropy, not kind=" << kind;
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> funcs;
@@ -223,18 +277,25 @@ LogicalResult TofuLossPass::rewrite(func::FuncOp func) {
     value = loss.sum(out);
   } else {
     // Labels (class probabilities, e.g. one-hot) or targets: a new data
-    // argument of the same type, after the others.
+    // argument of the same type, after the others. Class ids: one integer
+    // per row.
     StringRef name = kind == "mse" ? "targets" : "labels";
+    bool classIds = labels != "probabilities";
+    Type argType = type;
+    if (classIds)
+      argType = RankedTensorType::get(
+          type.getShape().drop_back(),
+          b.getIntegerType(labels == "i64" ? 64 : 32));
     unsigned index = func.getNumArguments();
     Location argLoc = NameLoc::get(b.getStringAttr(name), func.getLoc());
-    if (failed(func.insertArgument(index, type, {}, argLoc)))
+    if (failed(func.insertArgument(index, argType, {}, argLoc)))
       return emitFunctionError(func, "tofu-loss: cannot add an argument to '@")
              << func.getName() << "'";
     func.setArgAttr(index, attrs::kInput, b.getUnitAttr());
     func.setArgAttr(index, attrs::kName, b.getStringAttr(name));
     Value target = func.getArgument(index);
     value = kind == "mse" ? loss.meanSquaredError(out, target)
-                          : loss.softmaxCrossEntropy(out, target);
+                          : loss.softmaxCrossEntropy(out, target, classIds);
   }
   ret->setOperands(value);
   func.setFunctionType(FunctionType::get(

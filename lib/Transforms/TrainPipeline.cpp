@@ -28,6 +28,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Loss to append: softmax-cross-entropy, mse, sum, or "
                      "none when the model already returns a 0-d loss"),
       llvm::cl::init("none")};
+  Option<std::string> labels{
+      *this, "labels",
+      llvm::cl::desc("Cross-entropy labels: probabilities, or i64 or i32 "
+                     "class ids"),
+      llvm::cl::init("probabilities")};
   ListOption<std::string> weights{
       *this, "weights",
       llvm::cl::desc("Weight arguments: indices, names, 'all' or 'auto' "
@@ -88,6 +93,7 @@ void buildTrainPipeline(OpPassManager &pm,
   if (options.loss != "none") {
     tofu::TofuLossOptions loss;
     loss.kind = options.loss;
+    loss.labels = options.labels;
     pm.addPass(tofu::createTofuLoss(loss));
   }
   tofu::TofuAutodiffOptions autodiff;

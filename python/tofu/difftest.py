@@ -126,6 +126,10 @@ def main(argv=None):
                     "search): softmax-cross-entropy, mse, sum, or none for a "
                     "model that returns its loss; --autodiff then gives the "
                     "pipeline's weights= and inputs=")
+    ap.add_argument("--labels", default="probabilities",
+                    help="with --loss softmax-cross-entropy: probabilities, "
+                    "or i64 or i32 class ids (drawn like token ids, in "
+                    "[0, INT_BOUND))")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--int-bound", type=int, default=2,
                     help="integer inputs (token ids) take values in "
@@ -177,7 +181,8 @@ def main(argv=None):
                   f"plan-out={plan_json} {args.search}")
         if args.loss is not None:
             passes = [f"--tofu-train-pipeline=loss={args.loss} "
-                      f"optimizer={args.optimizer} {args.autodiff} {search}"]
+                      f"labels={args.labels} optimizer={args.optimizer} "
+                      f"{args.autodiff} {search}"]
         else:
             passes = [autodiff, f"--tofu-optimizer=kind={args.optimizer}",
                      "--tdl-attach", f"--tofu-search={search}"]

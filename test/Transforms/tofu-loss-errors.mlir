@@ -1,9 +1,15 @@
 // RUN: tofu-opt %s --tofu-loss -split-input-file -allow-unregistered-dialect -verify-diagnostics
 // RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss=kind=hinge 2>&1 | FileCheck %s --check-prefix=KIND
 // RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss=func=missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss=labels=f16 2>&1 | FileCheck %s --check-prefix=LABELS
+// RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss="kind=mse labels=i64" 2>&1 | FileCheck %s --check-prefix=LABELS-MSE
+// RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss="kind=sum labels=i32" 2>&1 | FileCheck %s --check-prefix=LABELS-SUM
 
 // KIND: error: tofu-loss: unknown kind 'hinge' (expected softmax-cross-entropy, mse or sum)
 // MISSING: error: tofu-loss: no function named 'missing'
+// LABELS: error: tofu-loss: unknown labels 'f16' (expected probabilities, i64 or i32)
+// LABELS-MSE: error: tofu-loss: labels=i64 needs kind=softmax-cross-entropy, not kind=mse
+// LABELS-SUM: error: tofu-loss: labels=i32 needs kind=softmax-cross-entropy, not kind=sum
 
 // Tests that a function returning two tensors is an error on its return.
 func.func @two(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {

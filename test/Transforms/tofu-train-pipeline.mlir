@@ -1,4 +1,5 @@
 // RUN: tofu-opt %s --tofu-train-pipeline="loss=softmax-cross-entropy optimizer=sgd devices=4 plan-out=none svg=none report=none" | FileCheck %s
+// RUN: tofu-opt %s --tofu-train-pipeline="loss=softmax-cross-entropy labels=i64 optimizer=sgd devices=4 plan-out=none svg=none report=none" | FileCheck %s --check-prefix=IDS
 
 // Tests that the pipeline inlines calls to functions of the module (a
 // StableHLO-to-linalg export calls a private @relu), removes the callee,
@@ -15,6 +16,11 @@
 // CHECK-NOT:     func.call
 // CHECK:         linalg.matmul {{.*}}tdl.desc
 // CHECK:         return
+// Tests that labels= reaches tofu-loss: one i64 class id per row, cut like
+// the batch.
+// IDS-LABEL: func.func @forward_train(
+// IDS-SAME:    %{{.*}}: tensor<16xi64> {tofu.input, tofu.name = "labels", tofu.tiling = [{{.*}}]})
+// IDS-SAME:    -> (tensor<f32> {tofu.loss}, tensor<8x4xf32> {tofu.updated_arg = 1 : i64})
 func.func private @relu(%x: tensor<16x4xf32>) -> tensor<16x4xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16x4xf32>

@@ -22,8 +22,12 @@ def TofuLoss : Pass<"tofu-loss", "mlir::ModuleOp"> {
 
     - `softmax-cross-entropy`: `-mean_rows sum_c labels * log_softmax(x)`
       over the last (class) dimension, with the row maximum subtracted for
-      stability. `labels` has the logits' type and holds class
-      probabilities (one-hot for hard labels).
+      stability. With `labels=probabilities` (the default), `labels` has the
+      logits' type and holds class probabilities (one-hot for hard labels).
+      With `labels=i64` or `labels=i32` it holds one class id per row, as
+      PyTorch's `cross_entropy` takes them: `tensor<Bxi64>` for logits
+      `tensor<BxCxf32>`. An id outside `[0, C)` selects no class, so its row
+      adds nothing to the sum (the mean is still over every row).
     - `mse`: `mean((predictions - targets)^2)` over every element.
     - `sum`: the sum of every element (no new argument).
 
@@ -47,6 +51,10 @@ def TofuLoss : Pass<"tofu-loss", "mlir::ModuleOp"> {
   let options = [
     Option<"kind", "kind", "std::string", /*default=*/"\"softmax-cross-entropy\"",
            "softmax-cross-entropy, mse or sum">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"probabilities\"",
+           "Cross-entropy labels: probabilities (the logits' type), or i64 "
+           "or i32 class ids (the logits' shape without the class "
+           "dimension)">,
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
            "Add the loss to this function only (default: every public "
            "function)">,

@@ -4,7 +4,7 @@
 // `@F_train` (tofu-autodiff with keep-forward) with central finite
 // differences of `@F`, on deterministic pseudo-random signed inputs (weights
 // in +-1/sqrt(fan-in), other arguments in [-1, 1), or [0, 1) for those listed
-// in `nonnegative`). Every element of every
+// in `nonnegative`, integers in [0, int-bound)). Every element of every
 // weight with at most `max-elements` elements is checked; larger weights are
 // checked at `max-elements` evenly spaced elements, the first and the last
 // included. It prints
@@ -63,6 +63,11 @@ struct TestGradCheckPass
       *this, "nonnegative",
       llvm::cl::desc("Arguments drawn from [0, 1) instead of [-1, 1) (for "
                      "example a running variance)")};
+  Option<uint64_t> intBound{
+      *this, "int-bound",
+      llvm::cl::desc("Integer arguments (class ids, token ids) take values "
+                     "in [0, int-bound); 0 rejects them"),
+      llvm::cl::init(0)};
   Option<double> eps{*this, "eps", llvm::cl::desc("Finite-difference step"),
                      llvm::cl::init(1e-6)};
   Option<double> rtol{*this, "rtol", llvm::cl::desc("Relative tolerance"),
@@ -98,12 +103,20 @@ void TestGradCheckPass::runOnOperation() {
   SmallVector<Value> args;
   for (auto [i, type] : llvm::enumerate(forward.getArgumentTypes())) {
     auto tensorType = dyn_cast<RankedTensorType>(type);
+    bool isInt = tensorType && intBound > 0 &&
+                 isa<IntegerType>(tensorType.getElementType());
     if (!tensorType || !tensorType.hasStaticShape() ||
-        !isa<FloatType>(tensorType.getElementType())) {
+        !(isInt || isa<FloatType>(tensorType.getElementType()))) {
       forward.emitError("test-tofu-gradcheck: argument ")
           << i << " has type " << type
-          << "; expected a statically shaped tensor of floats";
+          << "; expected a statically shaped tensor of floats (or of "
+             "integers with int-bound)";
       return signalPassFailure();
+    }
+    if (isInt) {
+      args.push_back(
+          tofu::test::randomIntTensor(b, loc, tensorType, i + 1, intBound));
+      continue;
     }
     bool isWeight = train.getArgAttr(i, tofu::attrs::kWeight) != nullptr;
     args.push_back(tofu::test::randomTensor(

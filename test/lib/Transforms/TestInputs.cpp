@@ -9,6 +9,20 @@
 
 using namespace mlir;
 
+Value tofu::test::randomIntTensor(OpBuilder &b, Location loc,
+                                  RankedTensorType type, uint64_t seed,
+                                  uint64_t bound) {
+  uint64_t state = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  unsigned width = type.getElementType().getIntOrFloatBitWidth();
+  SmallVector<APInt> values;
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    values.push_back(APInt(width, (state >> 33) % bound));
+  }
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, values));
+}
+
 Value tofu::test::randomTensor(OpBuilder &b, Location loc,
                                RankedTensorType type, uint64_t seed,
                                double scale, bool nonNegative) {

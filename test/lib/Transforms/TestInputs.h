@@ -21,6 +21,12 @@ mlir::Value randomTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, uint64_t seed,
                          double scale, bool nonNegative = false);
 
+/// A constant tensor of `type` (integer elements) with values uniform in
+/// [0, bound) drawn from the same generator as randomTensor.
+mlir::Value randomIntTensor(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::RankedTensorType type, uint64_t seed,
+                            uint64_t bound);
+
 /// The range of the initial values of a weight of `type`: 1/sqrt(fan-in),
 /// with the fan-in estimated as the number of elements over the largest
 /// dimension, which keeps activations of deep models of order one.
