@@ -2,7 +2,8 @@
 # Checks that compilers can embed Tofu-MLIR: installs the build with
 # `cmake --install` into a fresh prefix, configures examples/standalone-opt
 # against it with find_package(Tofu), builds it, and runs it from forward
-# model to training-step plan on a bundled model. Prints one line,
+# model to training-step plan on a bundled model, and trains a partitioned
+# step with the installed tofu-run when MPI is there. Prints one line,
 # `test-install: PASS ...` or `test-install: FAIL ...` (then the log's tail),
 # and exits with 1 on failure.
 #
@@ -97,5 +98,27 @@ command -v FileCheck > /dev/null && filecheck=FileCheck
 env -u PYTHONPATH "$prefix/bin/tofu" plan check "$work/plan.json" >> "$log" 2>&1 ||
   fail "the installed tofu plan check on the plan"
 
+# The installed in-process runner, with the installed runtime (built only
+# with MPI): a step partitioned for 2 ranks by the installed tofu-opt
+# trains and matches the unpartitioned one.
+runner=
+if [ -x "$build/bin/tofu-run" ]; then
+  [ -x "$prefix/bin/tofu-run" ] || fail "not installed: bin/tofu-run"
+  echo "== installed tofu-run under mpiexec -n 2" >> "$log"
+  "$prefix/bin/tofu-opt" "$model" --tofu-autodiff=weights=1,2,3,4 \
+    --tofu-optimizer --tdl-attach \
+    --tofu-search="devices=2 plan-out=none svg=none report=none" \
+    --tofu-partition -o "$work/spmd.mlir" >> "$log" 2>&1 ||
+    fail "the installed tofu-opt partitioning $model"
+  mpiexec -n 2 "$prefix/bin/tofu-run" "$work/spmd.mlir" --steps 2 \
+    --reference > "$work/run.out" 2>> "$log" ||
+    fail "the installed tofu-run on the partitioned step"
+  cat "$work/run.out" >> "$log"
+  diff=$(sed -n 's/^max relative difference: //p' "$work/run.out")
+  python3 -c "import sys; sys.exit(not float('$diff') <= 1e-5)" 2> /dev/null ||
+    fail "the installed tofu-run: max relative difference '$diff'"
+  runner=", trained it on 2 ranks with the installed tofu-run"
+fi
+
 libs=$(ls "$prefix"/lib/*.a "$prefix"/lib/*.so 2> /dev/null | wc -l)
-echo "test-install: PASS: installed $libs libraries, built examples/standalone-opt with find_package(Tofu), planned $model on 4 devices"
+echo "test-install: PASS: installed $libs libraries, built examples/standalone-opt with find_package(Tofu), planned $model on 4 devices$runner"

@@ -8,7 +8,9 @@
 // adds the driver (tofu-train-driver), lowers the communication to the CPU
 // runtime (convert-tofu-to-mpi) and the program to LLVM, and JIT-compiles
 // and runs `main` with the runtime loaded. The runtime checks that the job
-// has as many ranks as the program's grid.
+// has as many ranks as the program's grid. The runtime library is the one
+// next to the executable (`../lib` in the build tree, the library directory
+// in an installed tree).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +32,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -57,6 +61,29 @@ static llvm::cl::opt<std::string>
              llvm::cl::desc("The training step (default: the function "
                             "whose first result has tofu.loss)"),
              llvm::cl::init(""));
+
+/// The CPU runtime next to the executable `argv0`: in `../lib` (the build
+/// tree) or `../<install lib dir>`; empty if neither exists, with the
+/// paths tried in `tried`.
+static std::string findRuntime(const char *argv0, std::string &tried) {
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&findRuntime));
+  llvm::SmallString<256> prefix(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::remove_filename(prefix); // bin/ -> the tree's root
+  SmallVector<StringRef, 2> dirs{"lib"};
+  if (StringRef(TOFU_INSTALL_LIB_DIR) != "lib")
+    dirs.push_back(TOFU_INSTALL_LIB_DIR);
+  for (StringRef dir : dirs) {
+    llvm::SmallString<256> candidate(prefix);
+    llvm::sys::path::append(candidate, dir, TOFU_RUNTIME_NAME);
+    if (llvm::sys::fs::exists(candidate))
+      return std::string(candidate);
+    if (!tried.empty())
+      tried += ", ";
+    tried += std::string(candidate);
+  }
+  return "";
+}
 
 /// The lowering to LLVM after the driver and convert-tofu-to-mpi, with
 /// allocations routed through the runtime's counting hooks.
@@ -109,10 +136,17 @@ int main(int argc, char **argv) {
       failed(pm.run(*module)))
     return 1;
 
+  std::string tried;
+  std::string runtime = findRuntime(argv[0], tried);
+  if (runtime.empty()) {
+    llvm::errs() << "tofu-run: cannot find the CPU runtime; tried " << tried
+                 << "\n";
+    return 1;
+  }
   auto transformer = makeOptimizingTransformer(2, 0, nullptr);
   ExecutionEngineOptions options;
   options.transformer = transformer;
-  SmallVector<StringRef> libs{TOFU_RUNTIME_LIB, TOFU_C_RUNNER_UTILS};
+  SmallVector<StringRef> libs{runtime, TOFU_C_RUNNER_UTILS};
   options.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
