@@ -1,26 +1,31 @@
 //===- TofuCudaRuntime.cpp - The CUDA runtime -----------------------------===//
 //
 // Implements include/tofu/Runtime/TofuCudaRuntime.h over the CUDA driver
-// API (modules, launches, streams, events, memory) and cuBLAS (GEMMs). The
-// primary context of the chosen device is retained on first use and made
-// current on every entry point, so that the functions can be called from
-// any host thread. The cuBLAS handle lives for the whole process (or until
-// tofu_gpu_shutdown) with its own non-blocking stream and workspace.
+// API (modules, launches, streams, events, memory), cuBLAS (GEMMs) and
+// cuDNN (convolutions). The primary context of the chosen device is
+// retained on first use and made current on every entry point, so that the
+// functions can be called from any host thread. The cuBLAS and cuDNN
+// handles live for the whole process (or until tofu_gpu_shutdown) on one
+// non-blocking stream, each with its own workspace.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/TofuCudaRuntime.h"
+#include "tofu/Runtime/ConvPlan.h"
 #include "tofu/Runtime/GemmPlan.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <cudnn.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -58,6 +63,14 @@ namespace {
       fatal(#call, cublasGetStatusName(status_));                              \
   } while (0)
 
+/// Checks a cuDNN call, naming it on failure.
+#define TOFU_CUDNN_CHECK(call)                                                 \
+  do {                                                                         \
+    cudnnStatus_t status_ = (call);                                            \
+    if (status_ != CUDNN_STATUS_SUCCESS)                                       \
+      fatal(#call, cudnnGetErrorString(status_));                              \
+  } while (0)
+
 /// Reports a misuse of a tofu_gpu_* entry point and aborts.
 [[noreturn]] void misuse(const char *function, const char *message) {
   std::fprintf(stderr, "tofu cuda runtime: %s: %s\n", function, message);
@@ -93,6 +106,12 @@ Device &getDevice() {
   return *currentDevice;
 }
 
+/// Whether TOFU_GPU_TF32=1 allows TF32 tensor-core math.
+bool allowsTF32() {
+  const char *tf32 = std::getenv("TOFU_GPU_TF32");
+  return tf32 && std::strcmp(tf32, "1") == 0;
+}
+
 /// Workspace given to cuBLAS (split-K and similar algorithms use it).
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
@@ -119,14 +138,213 @@ Blas &getBlas() {
     TOFU_CUDART_CHECK(cudaMalloc(&b->workspace, kCublasWorkspaceBytes));
     TOFU_CUBLAS_CHECK(
         cublasSetWorkspace(b->handle, b->workspace, kCublasWorkspaceBytes));
-    const char *tf32 = std::getenv("TOFU_GPU_TF32");
-    cublasMath_t mode = (tf32 && std::strcmp(tf32, "1") == 0)
-                            ? CUBLAS_TF32_TENSOR_OP_MATH
-                            : CUBLAS_DEFAULT_MATH;
+    cublasMath_t mode =
+        allowsTF32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     TOFU_CUBLAS_CHECK(cublasSetMathMode(b->handle, mode));
     blas = b;
   }
   return *blas;
+}
+
+/// A convolution algorithm chosen for one problem, of the enum type of its
+/// kind, with the workspace it needs and its math type.
+struct ConvAlgorithm {
+  int algorithm = 0;
+  size_t workspaceBytes = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+};
+
+/// What an algorithm is chosen for: the kind, the extents and the strides.
+using ConvKey = std::array<intptr_t, 24>;
+
+/// The cuDNN handle (on the cuBLAS stream, so that library calls stay in
+/// order), its descriptors (set again for each call), its workspace (grown
+/// on demand, never shrunk) and the algorithm chosen for each problem.
+struct Dnn {
+  cudnnHandle_t handle = nullptr;
+  cudaStream_t stream = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+  std::map<ConvKey, ConvAlgorithm> algorithms;
+};
+
+/// Guards `dnn` and every call that uses its descriptors.
+std::mutex dnnMutex;
+Dnn *dnn = nullptr;
+
+/// Creates the handle and the descriptors once; call with dnnMutex held.
+Dnn &getDnn() {
+  Blas &blasState = getBlas();
+  if (!dnn) {
+    auto *d = new Dnn();
+    TOFU_CUDNN_CHECK(cudnnCreate(&d->handle));
+    d->stream = blasState.stream;
+    TOFU_CUDNN_CHECK(cudnnSetStream(d->handle, d->stream));
+    TOFU_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d->x));
+    TOFU_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d->y));
+    TOFU_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d->w));
+    TOFU_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d->conv));
+    dnn = d;
+  }
+  return *dnn;
+}
+
+/// Destroys the cuDNN state; call with dnnMutex held, before the stream
+/// is destroyed.
+void destroyDnn() {
+  if (!dnn)
+    return;
+  TOFU_CUDART_CHECK(cudaStreamSynchronize(dnn->stream));
+  TOFU_CUDNN_CHECK(cudnnDestroyConvolutionDescriptor(dnn->conv));
+  TOFU_CUDNN_CHECK(cudnnDestroyFilterDescriptor(dnn->w));
+  TOFU_CUDNN_CHECK(cudnnDestroyTensorDescriptor(dnn->y));
+  TOFU_CUDNN_CHECK(cudnnDestroyTensorDescriptor(dnn->x));
+  TOFU_CUDNN_CHECK(cudnnDestroy(dnn->handle));
+  if (dnn->workspace)
+    TOFU_CUDART_CHECK(cudaFree(dnn->workspace));
+  delete dnn;
+  dnn = nullptr;
+}
+
+/// Describes a planned problem to cuDNN (every value fits in int).
+void setDescriptors(Dnn &d, const tofu::gpu::ConvProblem &p) {
+  auto toInts = [](const intptr_t *values, int *out) {
+    for (int i = 0; i < 4; ++i)
+      out[i] = static_cast<int>(values[i]);
+  };
+  intptr_t sizes[4];
+  int dims[4], strides[4];
+  p.getXSizes(sizes);
+  toInts(sizes, dims);
+  toInts(p.xStrides, strides);
+  TOFU_CUDNN_CHECK(
+      cudnnSetTensorNdDescriptor(d.x, CUDNN_DATA_FLOAT, 4, dims, strides));
+  p.getYSizes(sizes);
+  toInts(sizes, dims);
+  toInts(p.yStrides, strides);
+  TOFU_CUDNN_CHECK(
+      cudnnSetTensorNdDescriptor(d.y, CUDNN_DATA_FLOAT, 4, dims, strides));
+  TOFU_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
+      d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(p.f), int(p.c), int(p.kh),
+      int(p.kw)));
+  TOFU_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+      d.conv, /*pad_h=*/0, /*pad_w=*/0, int(p.strideH), int(p.strideW),
+      /*dilation_h=*/1, /*dilation_w=*/1, CUDNN_CROSS_CORRELATION,
+      CUDNN_DATA_FLOAT));
+  TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(
+      d.conv, allowsTF32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+}
+
+/// Runs `query(requested, &count, perfs)`, one of cuDNN's three
+/// *Algorithm_v7 heuristics, and returns the first algorithm it ranks
+/// usable.
+template <typename Perf, typename Query>
+ConvAlgorithm queryAlgorithms(const char *entry, Query query) {
+  constexpr int kRequested = 8;
+  Perf perfs[kRequested];
+  int count = 0;
+  query(kRequested, &count, perfs);
+  for (int i = 0; i < count; ++i)
+    if (perfs[i].status == CUDNN_STATUS_SUCCESS)
+      return {static_cast<int>(perfs[i].algo), perfs[i].memory,
+              perfs[i].mathType};
+  misuse(entry, "cuDNN offers no algorithm for this convolution");
+}
+
+/// Chooses (once per problem) the algorithm of a convolution whose
+/// descriptors are set.
+ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
+                           const tofu::gpu::ConvProblem &p) {
+  ConvKey key{static_cast<intptr_t>(kind), p.n, p.c, p.h, p.w, p.f,
+              p.kh, p.kw, p.oh, p.ow, p.strideH, p.strideW};
+  std::copy(p.xStrides, p.xStrides + 4, key.begin() + 12);
+  std::copy(p.yStrides, p.yStrides + 4, key.begin() + 16);
+  key[20] = allowsTF32();
+  auto it = d.algorithms.find(key);
+  if (it != d.algorithms.end())
+    return it->second;
+  ConvAlgorithm chosen;
+  switch (kind) {
+  case tofu::gpu::ConvKind::Forward:
+    chosen = queryAlgorithms<cudnnConvolutionFwdAlgoPerf_t>(
+        entry, [&](int requested, int *count, auto *perfs) {
+          TOFU_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+              d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs));
+        });
+    break;
+  case tofu::gpu::ConvKind::BackwardData:
+    chosen = queryAlgorithms<cudnnConvolutionBwdDataAlgoPerf_t>(
+        entry, [&](int requested, int *count, auto *perfs) {
+          TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs));
+        });
+    break;
+  case tofu::gpu::ConvKind::BackwardFilter:
+    chosen = queryAlgorithms<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        entry, [&](int requested, int *count, auto *perfs) {
+          TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs));
+        });
+    break;
+  }
+  d.algorithms.emplace(key, chosen);
+  return chosen;
+}
+
+/// Grows the workspace to at least `bytes`.
+void reserveWorkspace(Dnn &d, size_t bytes) {
+  if (bytes <= d.workspaceBytes)
+    return;
+  TOFU_CUDART_CHECK(cudaStreamSynchronize(d.stream));
+  if (d.workspace)
+    TOFU_CUDART_CHECK(cudaFree(d.workspace));
+  d.workspace = nullptr;
+  TOFU_CUDART_CHECK(cudaMalloc(&d.workspace, bytes));
+  d.workspaceBytes = bytes;
+}
+
+/// One convolution entry point: checks the call, calls cuDNN on the
+/// library stream and waits for it.
+void runConv(const char *entry, tofu::gpu::ConvKind kind,
+             tofu::gpu::ConvProblem p) {
+  std::string error = tofu::gpu::planConv(p);
+  if (!error.empty())
+    misuse(entry, error.c_str());
+  std::lock_guard<std::mutex> lock(dnnMutex);
+  Dnn &d = getDnn();
+  setDescriptors(d, p);
+  ConvAlgorithm algorithm = getAlgorithm(d, entry, kind, p);
+  if (allowsTF32())
+    TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, algorithm.math));
+  reserveWorkspace(d, algorithm.workspaceBytes);
+  const float alpha = 1.0f;
+  auto *x = reinterpret_cast<float *>(p.x);
+  auto *w = reinterpret_cast<float *>(p.filter);
+  auto *y = reinterpret_cast<float *>(p.y);
+  switch (kind) {
+  case tofu::gpu::ConvKind::Forward:
+    TOFU_CUDNN_CHECK(cudnnConvolutionForward(
+        d.handle, &alpha, d.x, x, d.w, w, d.conv,
+        static_cast<cudnnConvolutionFwdAlgo_t>(algorithm.algorithm),
+        d.workspace, algorithm.workspaceBytes, &p.beta, d.y, y));
+    break;
+  case tofu::gpu::ConvKind::BackwardData:
+    TOFU_CUDNN_CHECK(cudnnConvolutionBackwardData(
+        d.handle, &alpha, d.w, w, d.y, y, d.conv,
+        static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm.algorithm),
+        d.workspace, algorithm.workspaceBytes, &p.beta, d.x, x));
+    break;
+  case tofu::gpu::ConvKind::BackwardFilter:
+    TOFU_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        d.handle, &alpha, d.x, x, d.y, y, d.conv,
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm.algorithm),
+        d.workspace, algorithm.workspaceBytes, &p.beta, d.w, w));
+    break;
+  }
+  TOFU_CUDART_CHECK(cudaStreamSynchronize(d.stream));
 }
 
 } // namespace
@@ -356,10 +574,12 @@ extern "C" void tofu_gpu_synchronize() {
 }
 
 extern "C" void tofu_gpu_shutdown() {
+  std::lock_guard<std::mutex> dnnLock(dnnMutex);
   std::lock_guard<std::mutex> lock(blasMutex);
   if (!blas)
     return;
   getDevice();
+  destroyDnn();
   TOFU_CUDART_CHECK(cudaStreamSynchronize(blas->stream));
   TOFU_CUBLAS_CHECK(cublasDestroy(blas->handle));
   TOFU_CUDART_CHECK(cudaStreamDestroy(blas->stream));
@@ -419,3 +639,5 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
   }
   TOFU_CUDART_CHECK(cudaStreamSynchronize(blasState.stream));
 }
+
+TOFU_GPU_DEFINE_CONV2D_ENTRY_POINTS(runConv)

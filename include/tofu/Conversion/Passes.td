@@ -82,7 +82,8 @@ def TofuEarlyDealloc : Pass<"tofu-early-dealloc"> {
 //===----------------------------------------------------------------------===//
 
 def ConvertTofuToGPU : Pass<"convert-tofu-to-gpu", "mlir::ModuleOp"> {
-  let summary = "Replace GEMM-shaped linalg ops on buffers with cuBLAS calls";
+  let summary = "Replace GEMM-shaped linalg ops on buffers with cuBLAS calls "
+                "and convolutions with cuDNN calls";
   let description = [{
     Rewrites every single-precision linalg operation on buffers that computes
     a (batched) matrix product into a call of `tofu_gpu_sgemm` in the CUDA
@@ -103,8 +104,24 @@ def ConvertTofuToGPU : Pass<"convert-tofu-to-gpu", "mlir::ModuleOp"> {
     with zero, the fill is dropped and the call overwrites (beta = 0);
     otherwise it accumulates (beta = 1).
 
-    Each call carries `tofu.library = "cublas"` and, for static shapes,
-    `tofu.flops` (2 * batch * M * N * K) for `tofu-gpu-report`.
+    Convolutions become calls of `tofu_gpu_conv2d_forward`,
+    `tofu_gpu_conv2d_backward_data` or `tofu_gpu_conv2d_backward_filter`
+    (`cudnnConvolutionForward`, `BackwardData`, `BackwardFilter`): every
+    single-precision multiply-accumulate op, named or generic, whose
+    indexing maps are those of a 1-D or 2-D convolution with dilation 1 and
+    any stride on an NCHW image, an FCHW filter and an NFHW output. Which
+    of the three tensors the op writes selects the call, so that the data
+    and filter gradients of `tofu-autodiff` (generics that write the image
+    or the filter) are recognised from their maps. Padding is the
+    `tensor.pad` before the convolution (the call itself pads nothing); a
+    1-D convolution is a 2-D one of height 1. A windowed multiply-accumulate
+    op that is not such a convolution (other layouts, dilations, groups,
+    3-D, f64, an output extent that does not follow from the image) stays
+    a generated kernel, with a remark that says why.
+
+    Each call carries `tofu.library = "cublas"` or `"cudnn"` and, for
+    static shapes, `tofu.flops` (2 * the iteration count of the op) for
+    `tofu-gpu-report`.
 
     ```mlir
     linalg.matmul ins(%a, %b : memref<4x6xf32>, memref<6x8xf32>)
@@ -115,7 +132,8 @@ def ConvertTofuToGPU : Pass<"convert-tofu-to-gpu", "mlir::ModuleOp"> {
         {tofu.flops = 384 : i64, tofu.library = "cublas"} : (...) -> ()
     ```
 
-    A GEMM-shaped op on tensors is an error: bufferize first.
+    A GEMM-shaped op or a convolution on tensors is an error: bufferize
+    first.
   }];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
@@ -135,8 +153,9 @@ def TofuGPUFuseElementwise
     - a producer that reads its own output (accumulating into a fill, as
       the backward ops of `tofu-autodiff` do) is not fused: upstream fusion
       of such producers changed the losses of the MLP training step;
-    - nothing is fused into a GEMM-shaped op (the matcher of
-      `convert-tofu-to-gpu`), so that every product stays a cuBLAS call.
+    - nothing is fused into a GEMM-shaped op or a convolution (the
+      matchers of `convert-tofu-to-gpu`), so that every product stays a
+      cuBLAS call and every convolution a cuDNN call.
 
     Fused chains become one generated kernel each. Run on tensors, before
     bufferization.
@@ -168,7 +187,8 @@ def TofuGPUSplitReductions
     Each thread then reduces at most `length / ratio` elements and the
     number of threads grows by `ratio`. Reductions whose combiner is not
     recognised (`linalg::matchReduction`: addf, mulf, maximumf, minimumf
-    and the integer ones) and GEMM-shaped ops are left alone.
+    and the integer ones), GEMM-shaped ops and convolutions are left
+    alone.
   }];
   let options = [
     Option<"minLength", "min-length", "int64_t", /*default=*/"256",

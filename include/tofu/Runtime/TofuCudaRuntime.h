@@ -8,14 +8,16 @@
 //   lookup, kernel launch, streams, events, allocation, memcpy, memset,
 //   host registration), with MLIR's `index` passed as intptr_t;
 // - the `tofu_gpu_*` entry points that convert-tofu-to-gpu emits for the
-//   library calls (cuBLAS GEMMs), and the runner's setup and teardown.
+//   library calls (cuBLAS GEMMs, cuDNN convolutions), and the runner's
+//   setup and teardown.
 //
 // All work runs in the primary context of one device (device 0 unless
-// mgpuSetDefaultDevice chose another). Every CUDA driver, runtime and cuBLAS
-// call is checked; a failure prints the call and the error and aborts the
-// process. The cuBLAS handle is created once, on first use, with its own
-// stream and a workspace; `TOFU_GPU_TF32=1` in the environment allows TF32
-// tensor-core math (default: exact FP32).
+// mgpuSetDefaultDevice chose another). Every CUDA driver, runtime, cuBLAS
+// and cuDNN call is checked; a failure prints the call and the error and
+// aborts the process. The cuBLAS and cuDNN handles are created once, on
+// first use, on one stream of their own, each with a workspace;
+// `TOFU_GPU_TF32=1` in the environment allows TF32 tensor-core math
+// (default: exact FP32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,7 +86,8 @@ void mgpuSetDefaultDevice(int32_t device);
 
 /// Creates the context and the cuBLAS handle now rather than on first use.
 void tofu_gpu_init(void);
-/// Waits for all work, destroys the cuBLAS handle and frees its workspace.
+/// Waits for all work, destroys the cuBLAS and cuDNN handles and frees their
+/// workspaces.
 void tofu_gpu_shutdown(void);
 /// Waits until every stream of the device is idle.
 void tofu_gpu_synchronize(void);
@@ -103,6 +106,36 @@ void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                     intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
                     intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
                     float beta);
+
+/// The parameters of the three convolution entry points: a 2-D
+/// convolution with dilation 1 and no padding (ConvPlan.h),
+///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, c, oh * strideH + kh,
+///                                       ow * strideW + kw] * W[f, c, kh, kw]
+/// on an image X (n x c x h x w), a filter W (f x c x kh x kw, packed) and an
+/// output Y (n x f x oh x ow), each given by the address of its first element
+/// and its strides in elements (any positive ones for X and Y). The written
+/// tensor becomes the sum plus `beta` times its old value; `beta` is 0 or 1.
+/// A 1-D convolution is the case h = kh = oh = 1.
+#define TOFU_GPU_CONV2D_PARAMS                                                 \
+  intptr_t n, intptr_t c, intptr_t h, intptr_t w, intptr_t f, intptr_t kh,     \
+      intptr_t kw, intptr_t oh, intptr_t ow, intptr_t strideH,                 \
+      intptr_t strideW, intptr_t x, intptr_t xN, intptr_t xC, intptr_t xH,     \
+      intptr_t xW, intptr_t filter, intptr_t wF, intptr_t wC, intptr_t wH,     \
+      intptr_t wW, intptr_t y, intptr_t yN, intptr_t yF, intptr_t yH,          \
+      intptr_t yW, float beta
+
+/// The parameters of TOFU_GPU_CONV2D_PARAMS as arguments, for forwarding.
+#define TOFU_GPU_CONV2D_ARGS                                                   \
+  n, c, h, w, f, kh, kw, oh, ow, strideH, strideW, x, xN, xC, xH, xW, filter,  \
+      wF, wC, wH, wW, y, yN, yF, yH, yW, beta
+
+/// Y = conv(X, W) + beta Y: cudnnConvolutionForward.
+void tofu_gpu_conv2d_forward(TOFU_GPU_CONV2D_PARAMS);
+/// X = conv_data_gradient(W, Y) + beta X: cudnnConvolutionBackwardData, with
+/// Y in the role of the output's gradient and X in that of the image's.
+void tofu_gpu_conv2d_backward_data(TOFU_GPU_CONV2D_PARAMS);
+/// W = conv_filter_gradient(X, Y) + beta W: cudnnConvolutionBackwardFilter.
+void tofu_gpu_conv2d_backward_filter(TOFU_GPU_CONV2D_PARAMS);
 
 #ifdef __cplusplus
 }

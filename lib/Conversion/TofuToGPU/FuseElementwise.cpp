@@ -2,7 +2,7 @@
 //
 // Implements tofu-gpu-fuse-elementwise: upstream element-wise fusion of
 // linalg.generic ops on tensors, controlled so that every matrix product
-// stays a library call and nothing is recomputed.
+// and convolution stays a library call and nothing is recomputed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,11 +21,11 @@ using namespace mlir;
 namespace {
 
 /// Fuses the producer of `operand` into its consumer when the producer has
-/// no other use, does not read its own output, and the consumer is not a
-/// GEMM-shaped op. Upstream fusion of a producer that accumulates into its
-/// output (`out + f(in)` on a zero fill, as tofu-autodiff's backward ops
-/// do) changed the training losses of the MLP step, so such producers stay
-/// separate kernels.
+/// no other use, does not read its own output, and the consumer is not an
+/// op that becomes a library call (a GEMM or a convolution). Upstream
+/// fusion of a producer that accumulates into its output (`out + f(in)` on
+/// a zero fill, as tofu-autodiff's backward ops do) changed the training
+/// losses of the MLP step, so such producers stay separate kernels.
 bool shouldFuse(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
   if (!producer || !producer->hasOneUse())
@@ -35,7 +35,7 @@ bool shouldFuse(OpOperand *operand) {
                                [](BlockArgument a) { return !a.use_empty(); }))
     return false;
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
-  return consumer && !tofu::matchGemm(consumer);
+  return consumer && !tofu::isLibraryOp(consumer);
 }
 
 struct TofuGPUFuseElementwisePass

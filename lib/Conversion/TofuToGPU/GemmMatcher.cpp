@@ -2,8 +2,9 @@
 //
 // Finds the linalg ops that a (strided-batched) GEMM computes: named
 // matmuls and the `linalg.generic` products of tofu-autodiff's backward
-// pass, from their indexing maps and a multiply-accumulate body. Also the
-// FLOP counts that tofu-gpu-report adds up.
+// pass, from their indexing maps and a multiply-accumulate body (which the
+// convolution matcher shares). Also the FLOP counts that tofu-gpu-report
+// adds up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,8 +27,9 @@ bool isProductOfInputs(Value v, Block &body) {
   return (x == in0 && y == in1) || (x == in1 && y == in0);
 }
 
-/// Whether the body is exactly `yield(addf(out, mulf(in0, in1)))`.
-bool isMultiplyAccumulate(linalg::LinalgOp op) {
+} // namespace
+
+bool tofu::isMultiplyAccumulate(linalg::LinalgOp op) {
   Block *body = op.getBlock();
   if (!body || body->getNumArguments() != 3)
     return false;
@@ -47,6 +49,8 @@ bool isMultiplyAccumulate(linalg::LinalgOp op) {
     return isProductOfInputs(add.getLhs(), *body);
   return false;
 }
+
+namespace {
 
 /// The loops that `map` reads, as a bit per loop.
 llvm::SmallBitVector loopsOf(AffineMap map) {
@@ -117,7 +121,7 @@ std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   return match;
 }
 
-std::optional<int64_t> tofu::getGemmFlops(linalg::LinalgOp op) {
+std::optional<int64_t> tofu::getMultiplyAccumulateFlops(linalg::LinalgOp op) {
   std::optional<int64_t> iterations = staticIterations(op);
   int64_t flops = 0;
   if (!iterations || llvm::MulOverflow(*iterations, int64_t(2), flops))

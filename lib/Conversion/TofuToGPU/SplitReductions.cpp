@@ -166,7 +166,7 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
   while (!worklist.empty()) {
     linalg::GenericOp op = worklist.front();
     worklist.pop_front();
-    if (!op.hasPureTensorSemantics() || tofu::matchGemm(op))
+    if (!op.hasPureTensorSemantics() || tofu::isLibraryOp(op))
       continue;
     SmallVector<unsigned> reductions = getReductionLoops(op);
     if (reductions.empty())

@@ -1,8 +1,9 @@
 //===- TofuToGPU.cpp - GEMM-shaped linalg ops to cuBLAS calls -------------===//
 //
 // Implements convert-tofu-to-gpu: every GEMM-shaped linalg op on buffers
-// becomes a call of tofu_gpu_sgemm (include/tofu/Runtime/TofuCudaRuntime.h)
-// with the addresses and strides of its operands.
+// becomes a call of tofu_gpu_sgemm, every convolution a call of one of the
+// tofu_gpu_conv2d_* entry points (include/tofu/Runtime/TofuCudaRuntime.h),
+// with the addresses, extents and strides of their operands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,8 +30,36 @@ namespace {
 /// The runtime entry point of the GEMMs.
 constexpr llvm::StringLiteral kSgemm = "tofu_gpu_sgemm";
 
+/// The runtime entry points of the convolutions, by conv::ConvKind.
+constexpr llvm::StringLiteral kConvEntries[] = {
+    "tofu_gpu_conv2d_forward", "tofu_gpu_conv2d_backward_data",
+    "tofu_gpu_conv2d_backward_filter"};
+
 Value index(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// A buffer as the runtime sees it: the address of its first element, and
+/// the size and the stride (elements) of each of its dimensions.
+struct BufferView {
+  Value address;
+  SmallVector<Value> sizes, strides;
+};
+
+BufferView getBufferView(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  Value offsetBytes = arith::MulIOp::create(b, loc, metadata.getOffset(),
+                                            index(b, loc, elementBytes));
+  BufferView view;
+  view.address = arith::AddIOp::create(b, loc, aligned, offsetBytes);
+  view.sizes.assign(metadata.getSizes().begin(), metadata.getSizes().end());
+  view.strides.assign(metadata.getStrides().begin(),
+                      metadata.getStrides().end());
+  return view;
 }
 
 /// One operand of the product as the runtime sees it: the address of its
@@ -43,24 +72,18 @@ struct OperandView {
   SmallVector<Value> loopSizes;
 };
 
-OperandView getOperandView(OpBuilder &b, Location loc, Value buffer,
+OperandView getOperandView(OpBuilder &b, Location loc, Value memref,
                            AffineMap map) {
-  auto type = cast<MemRefType>(buffer.getType());
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-  Value aligned =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-  Value offsetBytes = arith::MulIOp::create(b, loc, metadata.getOffset(),
-                                            index(b, loc, elementBytes));
+  BufferView buffer = getBufferView(b, loc, memref);
   OperandView view;
-  view.address = arith::AddIOp::create(b, loc, aligned, offsetBytes);
+  view.address = buffer.address;
   Value zero = index(b, loc, 0);
   view.loopStrides.assign(map.getNumDims(), zero);
   view.loopSizes.assign(map.getNumDims(), Value());
   for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
     unsigned loop = cast<AffineDimExpr>(expr).getPosition();
-    view.loopStrides[loop] = metadata.getStrides()[pos];
-    view.loopSizes[loop] = metadata.getSizes()[pos];
+    view.loopStrides[loop] = buffer.strides[pos];
+    view.loopSizes[loop] = buffer.sizes[pos];
   }
   return view;
 }
@@ -83,6 +106,30 @@ linalg::FillOp getZeroFillBefore(Operation *op, Value buffer) {
   return nullptr;
 }
 
+/// The beta of a library call that writes `buffer` in place of `op`: 0
+/// when a zero fill of `buffer` comes right before `op` (the fill is then
+/// erased), 1 otherwise.
+float takeZeroFillBefore(Operation *op, Value buffer) {
+  linalg::FillOp fill = getZeroFillBefore(op, buffer);
+  if (!fill)
+    return 1.0f;
+  fill.erase();
+  return 0.0f;
+}
+
+/// Declares `name` and calls it with `args` in place of `op`, tagged with
+/// the library and the op's FLOPs for tofu-gpu-report.
+void createLibraryCall(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
+                       StringRef name, StringRef library,
+                       ArrayRef<Value> args) {
+  func::FuncOp callee =
+      declareRuntimeFunction(module, name, ValueRange(args).getTypes(), {});
+  auto call = func::CallOp::create(b, op.getLoc(), callee, args);
+  call->setAttr("tofu.library", b.getStringAttr(library));
+  if (std::optional<int64_t> flops = getMultiplyAccumulateFlops(op))
+    call->setAttr("tofu.flops", b.getI64IntegerAttr(*flops));
+}
+
 struct ConvertTofuToGPUPass
     : public tofu::impl::ConvertTofuToGPUBase<ConvertTofuToGPUPass> {
   void runOnOperation() override;
@@ -100,11 +147,7 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
   Value bb = op.getDpsInputOperand(match.rhsInput)->get();
   Value c = op.getDpsInitOperand(0)->get();
 
-  float beta = 1.0f;
-  if (linalg::FillOp fill = getZeroFillBefore(op, c)) {
-    beta = 0.0f;
-    fill.erase();
-  }
+  float beta = takeZeroFillBefore(op, c);
 
   OperandView va = getOperandView(b, loc, a, maps[match.lhsInput]);
   OperandView vb = getOperandView(b, loc, bb, maps[match.rhsInput]);
@@ -163,34 +206,81 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
                           cBatch};
   args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                 llvm::APFloat(beta)));
-  func::FuncOp callee =
-      declareRuntimeFunction(module, kSgemm, ValueRange(args).getTypes(), {});
-  auto call = func::CallOp::create(b, loc, callee, args);
-  call->setAttr("tofu.library", b.getStringAttr("cublas"));
-  if (std::optional<int64_t> flops = getGemmFlops(op))
-    call->setAttr("tofu.flops", b.getI64IntegerAttr(*flops));
+  createLibraryCall(b, module, op, kSgemm, "cublas", args);
   LLVM_DEBUG(llvm::dbgs() << "convert-tofu-to-gpu: " << op->getName() << " -> "
                           << kSgemm << " beta " << beta << "\n");
+  op->erase();
+}
+
+/// Replaces `op` by a call of the runtime's convolution of its kind. A 1-D
+/// convolution is passed as a 2-D one of height 1.
+static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
+                             const conv::ConvPattern &pattern) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value written = op->getOperand(2);
+  float beta = takeZeroFillBefore(op, written);
+  BufferView x = getBufferView(b, loc, op->getOperand(pattern.image));
+  BufferView w = getBufferView(b, loc, op->getOperand(pattern.filter));
+  BufferView y = getBufferView(b, loc, op->getOperand(pattern.output));
+  if (pattern.getSpatialRank() == 1) {
+    // Height 1: its strides are never used (the runtime normalizes them).
+    Value one = index(b, loc, 1);
+    for (BufferView *view : {&x, &w, &y}) {
+      view->sizes.insert(view->sizes.begin() + 2, one);
+      view->strides.insert(view->strides.begin() + 2, one);
+    }
+  }
+  bool is2D = pattern.getSpatialRank() == 2;
+  Value strideH = index(b, loc, is2D ? pattern.strides.front() : 1);
+  Value strideW = index(b, loc, pattern.strides.back());
+  // The order of TOFU_GPU_CONV2D_PARAMS.
+  SmallVector<Value> args{x.sizes[0], x.sizes[1], x.sizes[2], x.sizes[3],
+                          w.sizes[0], w.sizes[2], w.sizes[3], y.sizes[2],
+                          y.sizes[3], strideH,    strideW};
+  for (BufferView *view : {&x, &w, &y}) {
+    args.push_back(view->address);
+    llvm::append_range(args, view->strides);
+  }
+  args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                                llvm::APFloat(beta)));
+  StringRef entry = kConvEntries[static_cast<int>(pattern.kind)];
+  createLibraryCall(b, module, op, entry, "cudnn", args);
+  LLVM_DEBUG(llvm::dbgs() << "convert-tofu-to-gpu: " << op->getName() << " -> "
+                          << entry << " beta " << beta << "\n");
   op->erase();
 }
 
 void ConvertTofuToGPUPass::runOnOperation() {
   ModuleOp module = getOperation();
   SmallVector<std::pair<linalg::LinalgOp, GemmMatch>> gemms;
+  SmallVector<std::pair<linalg::LinalgOp, conv::ConvPattern>> convolutions;
   WalkResult result = module.walk([&](linalg::LinalgOp op) {
-    std::optional<GemmMatch> match = matchGemm(op);
-    if (!match)
+    std::optional<GemmMatch> gemm = matchGemm(op);
+    std::string whyNot;
+    std::optional<conv::ConvPattern> convolution =
+        gemm ? std::nullopt : matchConvolution(op, &whyNot);
+    if (!whyNot.empty())
+      op->emitRemark("convert-tofu-to-gpu: not a cuDNN call (")
+          << whyNot << "); the convolution stays a generated kernel";
+    if (!gemm && !convolution)
       return WalkResult::advance();
     if (!op.hasPureBufferSemantics()) {
-      op->emitOpError("convert-tofu-to-gpu: a matrix product on tensors; "
-                      "bufferize before the library calls");
+      op->emitOpError("convert-tofu-to-gpu: a ")
+          << (gemm ? "matrix product" : "convolution")
+          << " on tensors; bufferize before the library calls";
       return WalkResult::interrupt();
     }
-    gemms.emplace_back(op, *match);
+    if (gemm)
+      gemms.emplace_back(op, *gemm);
+    else
+      convolutions.emplace_back(op, *convolution);
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
     return signalPassFailure();
   for (auto &[op, match] : gemms)
     lowerGemm(module, op, match);
+  for (auto &[op, pattern] : convolutions)
+    lowerConvolution(module, op, pattern);
 }

@@ -1,13 +1,15 @@
 //===- TofuToGPU.h - Lowering training steps to the GPU ---------*- C++ -*-===//
 //
 // The passes of the GPU path (library calls, fusion, reduction splitting,
-// managed memory, report, final check), the GEMM matcher they share, and
-// the registration of tofu-gpu-pipeline. See docs/gpu.md.
+// managed memory, report, final check), the GEMM and convolution matchers
+// they share, and the registration of tofu-gpu-pipeline. See docs/gpu.md.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_CONVERSION_TOFUTOGPU_TOFUTOGPU_H
 #define TOFU_CONVERSION_TOFUTOGPU_TOFUTOGPU_H
+
+#include "tofu/Conversion/TofuToGPU/ConvPattern.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -47,9 +49,27 @@ struct GemmMatch {
 /// loops. Returns std::nullopt for anything else.
 std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
 
-/// 2 * the product of the static loop ranges of a GEMM-shaped op, or
-/// std::nullopt when a range is dynamic or the product overflows.
-std::optional<int64_t> getGemmFlops(mlir::linalg::LinalgOp op);
+/// Whether the body of `op` is exactly `yield(out + in0 * in1)` (in either
+/// order of the sum and of the product).
+bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
+
+/// Matches a single-precision multiply-accumulate op (named or generic, on
+/// tensors or buffers) that is a 1-D or 2-D convolution with dilation 1:
+/// the forward convolution, or a data or filter gradient
+/// (conv::matchConvPattern). Returns std::nullopt for anything else; then
+/// `whyNot` (if given) says why a windowed multiply-accumulate op is not
+/// one, and stays empty for ops that are no convolution at all.
+std::optional<conv::ConvPattern>
+matchConvolution(mlir::linalg::LinalgOp op, std::string *whyNot = nullptr);
+
+/// Whether convert-tofu-to-gpu turns `op` into a library call (cuBLAS or
+/// cuDNN); the passes before it leave such ops as they are.
+bool isLibraryOp(mlir::linalg::LinalgOp op);
+
+/// 2 * the product of the static loop ranges of a multiply-accumulate op
+/// (its FLOPs as a GEMM or convolution), or std::nullopt when a range is
+/// dynamic or the product overflows.
+std::optional<int64_t> getMultiplyAccumulateFlops(mlir::linalg::LinalgOp op);
 
 /// The floating-point operations of one generated kernel for `op`: its
 /// static iteration count times the floating-point arith and math ops of

@@ -1,0 +1,88 @@
+//===- ConvPattern.h - Convolutions from indexing maps ----------*- C++ -*-===//
+//
+// Recognises a 1-D or 2-D convolution from the indexing maps of a
+// multiply-accumulate op, whichever of its three tensors the op writes:
+// the forward convolution writes the output, tofu-autodiff's data gradient
+// writes the image, its filter gradient writes the filter. Plain C++
+// without MLIR, so that the rules are unit tested on their own; the linalg
+// side (element types, the body) is in ConvMatcher.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_CONVERSION_TOFUTOGPU_CONVPATTERN_H
+#define TOFU_CONVERSION_TOFUTOGPU_CONVPATTERN_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace conv {
+
+/// One term `coefficient * loop` of an index expression.
+struct Term {
+  unsigned loop = 0;
+  int64_t coefficient = 1;
+};
+
+/// The index of one dimension of an operand: the sum of its terms. An
+/// expression with a constant part cannot be written in this form.
+using IndexExpr = std::vector<Term>;
+
+/// The indexing map of one operand: one expression per dimension.
+using IndexMap = std::vector<IndexExpr>;
+
+/// Which convolution the op computes, named after the tensor it writes.
+enum class ConvKind {
+  /// Y[n, f, o..] += X[n, c, o * s + k..] * W[f, c, k..]
+  Forward,
+  /// X[n, c, o * s + k..] += W[f, c, k..] * Y[n, f, o..] (data gradient)
+  BackwardData,
+  /// W[f, c, k..] += X[n, c, o * s + k..] * Y[n, f, o..] (filter gradient)
+  BackwardFilter,
+};
+
+/// A convolution with dilation 1 on an NCHW image X (N, C, spatial..), an
+/// FCHW filter W (F, C, kernel..) and an NFHW output Y (N, F, spatial..),
+/// found in the maps of an op with two inputs and one output (operand
+/// numbers 0, 1 and 2).
+struct ConvPattern {
+  ConvKind kind = ConvKind::Forward;
+  /// Operand numbers of the image, the filter and the output.
+  unsigned image = 0, filter = 1, output = 2;
+  /// Loops of the batch, the input channels and the filters.
+  unsigned batchLoop = 0, channelLoop = 0, filterLoop = 0;
+  /// Per spatial dimension (outermost first): the output loop, the kernel
+  /// loop and the stride.
+  std::vector<unsigned> outputLoops, kernelLoops;
+  std::vector<int64_t> strides;
+
+  /// 1 or 2.
+  unsigned getSpatialRank() const { return outputLoops.size(); }
+  /// Checks the invariants above; returns what is wrong or "".
+  std::string verify(unsigned numLoops) const;
+  void dump() const;
+};
+
+/// Whether some dimension of some map is indexed by a sum of loops: the
+/// mark of a convolution (or of another windowed op such as pooling).
+bool hasWindowedIndex(const std::vector<IndexMap> &maps);
+
+/// Matches the maps of the two inputs and the output (in operand order) of
+/// an op with `numLoops` loops. Returns std::nullopt when they are not such
+/// a convolution; then `whyNot` (if given) says why, and stays empty when
+/// no map has a windowed index (the op is no convolution at all). Not
+/// matched: 3-D and higher convolutions, dilations other than 1, groups
+/// or depthwise loops, other layouts (NHWC, HWCF), constant offsets.
+/// Iterator types are not looked at: the op's value is the sum over its
+/// whole iteration space whatever they say (tofu-autodiff marks the window
+/// loops of a data gradient parallel).
+std::optional<ConvPattern> matchConvPattern(const std::vector<IndexMap> &maps,
+                                            unsigned numLoops,
+                                            std::string *whyNot = nullptr);
+
+} // namespace conv
+} // namespace tofu
+
+#endif // TOFU_CONVERSION_TOFUTOGPU_CONVPATTERN_H

@@ -1,0 +1,177 @@
+//===- ConvPattern.cpp - Convolutions from indexing maps ------------------===//
+//
+// Implements the MLIR-free rules of ConvPattern.h: the image is the one
+// operand with windowed indices `o * s + k`; its plain dimensions name the
+// batch and channel loops, which in turn name the output (the operand that
+// shares the batch loop) and the filter (the one that shares the channel
+// loop); every loop must then play exactly one of the 3 + 2 * spatial
+// roles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToGPU/ConvPattern.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace tofu::conv;
+
+namespace {
+
+/// The loop of a plain index (one loop, coefficient 1), or -1.
+int64_t plainLoop(const IndexExpr &e) {
+  if (e.size() != 1 || e[0].coefficient != 1)
+    return -1;
+  return e[0].loop;
+}
+
+/// Whether every dimension of `map` is a plain index.
+bool isPlain(const IndexMap &map) {
+  return std::all_of(map.begin(), map.end(),
+                     [](const IndexExpr &e) { return plainLoop(e) >= 0; });
+}
+
+std::optional<ConvPattern> fail(std::string *whyNot, const char *reason) {
+  if (whyNot)
+    *whyNot = reason;
+  return std::nullopt;
+}
+
+} // namespace
+
+bool tofu::conv::hasWindowedIndex(const std::vector<IndexMap> &maps) {
+  for (const IndexMap &map : maps)
+    for (const IndexExpr &e : map)
+      if (e.size() > 1)
+        return true;
+  return false;
+}
+
+std::string ConvPattern::verify(unsigned numLoops) const {
+  unsigned spatial = getSpatialRank();
+  if (spatial < 1 || spatial > 2)
+    return "the spatial rank is not 1 or 2";
+  if (kernelLoops.size() != spatial || strides.size() != spatial)
+    return "the spatial loops and strides disagree in number";
+  std::set<unsigned> operands{image, filter, output};
+  if (operands != std::set<unsigned>{0, 1, 2})
+    return "the operands are not 0, 1 and 2";
+  ConvKind expected = output == 2  ? ConvKind::Forward
+                      : image == 2 ? ConvKind::BackwardData
+                                   : ConvKind::BackwardFilter;
+  if (kind != expected)
+    return "the kind does not match the operand written";
+  std::set<unsigned> loops{batchLoop, channelLoop, filterLoop};
+  loops.insert(outputLoops.begin(), outputLoops.end());
+  loops.insert(kernelLoops.begin(), kernelLoops.end());
+  if (loops.size() != 3 + 2 * spatial || numLoops != loops.size() ||
+      *loops.rbegin() >= numLoops)
+    return "the loops are not distinct or not all loops of the op";
+  for (int64_t s : strides)
+    if (s < 1)
+      return "a stride is not positive";
+  return "";
+}
+
+void ConvPattern::dump() const {
+  const char *names[] = {"forward", "backward-data", "backward-filter"};
+  llvm::errs() << "conv " << names[static_cast<int>(kind)] << " image " << image
+               << " filter " << filter << " output " << output << " loops n "
+               << batchLoop << " c " << channelLoop << " f " << filterLoop;
+  for (unsigned i = 0; i < getSpatialRank(); ++i)
+    llvm::errs() << " (o " << outputLoops[i] << " k " << kernelLoops[i] << " s "
+                 << strides[i] << ")";
+  llvm::errs() << "\n";
+}
+
+std::optional<ConvPattern>
+tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
+                             unsigned numLoops, std::string *whyNot) {
+  if (whyNot)
+    whyNot->clear();
+  if (maps.size() != 3 || !hasWindowedIndex(maps))
+    return std::nullopt;
+
+  // The image: the one operand with windowed indices.
+  ConvPattern p;
+  std::vector<unsigned> windowed;
+  for (unsigned i = 0; i < 3; ++i)
+    if (!isPlain(maps[i]))
+      windowed.push_back(i);
+  if (windowed.size() != 1)
+    return fail(whyNot, "more than one operand has windowed indices");
+  p.image = windowed[0];
+  const IndexMap &image = maps[p.image];
+  if (image.size() < 3)
+    return fail(whyNot, "the windowed operand has fewer than 3 dimensions");
+  if (image.size() > 4)
+    return fail(whyNot, "only 1-D and 2-D convolutions are library calls");
+  unsigned spatial = image.size() - 2;
+
+  // Batch and channels: the image's first two dimensions (NCHW).
+  int64_t batch = plainLoop(image[0]), channel = plainLoop(image[1]);
+  if (batch < 0 || channel < 0)
+    return fail(whyNot, "the image is not in NCHW layout");
+  p.batchLoop = batch;
+  p.channelLoop = channel;
+
+  // The output shares the batch loop (its dimension 0), the filter the
+  // channel loop (its dimension 1).
+  unsigned others[2] = {(p.image + 1) % 3, (p.image + 2) % 3};
+  bool found[2] = {false, false};
+  for (unsigned i : others) {
+    const IndexMap &map = maps[i];
+    if (map.size() != image.size())
+      return fail(whyNot, "the operands differ in rank");
+    if (plainLoop(map[0]) == batch && !found[0]) {
+      p.output = i;
+      found[0] = true;
+    } else if (plainLoop(map[1]) == channel && !found[1]) {
+      p.filter = i;
+      found[1] = true;
+    }
+  }
+  if (!found[0] || !found[1])
+    return fail(whyNot, "the filter is not in FCHW or the output not in "
+                        "NFHW layout");
+  const IndexMap &filter = maps[p.filter], &output = maps[p.output];
+  p.filterLoop = plainLoop(filter[0]);
+  if (plainLoop(output[1]) != static_cast<int64_t>(p.filterLoop))
+    return fail(whyNot, "the filter and the output do not share the "
+                        "filter loop");
+
+  // Each window: output loop * stride + kernel loop * 1.
+  for (unsigned d = 0; d < spatial; ++d) {
+    unsigned o = plainLoop(output[2 + d]), k = plainLoop(filter[2 + d]);
+    const IndexExpr &window = image[2 + d];
+    if (window.size() != 2)
+      return fail(whyNot, "a window index is not the sum of two loops");
+    const Term *outTerm = nullptr, *kernelTerm = nullptr;
+    for (const Term &t : window) {
+      if (t.loop == o && !outTerm)
+        outTerm = &t;
+      else if (t.loop == k && !kernelTerm)
+        kernelTerm = &t;
+    }
+    if (!outTerm || !kernelTerm)
+      return fail(whyNot, "a window index does not combine an output loop "
+                          "and a kernel loop");
+    if (kernelTerm->coefficient != 1)
+      return fail(whyNot, "the dilation is not 1");
+    if (outTerm->coefficient < 1)
+      return fail(whyNot, "a stride is not positive");
+    p.outputLoops.push_back(o);
+    p.kernelLoops.push_back(k);
+    p.strides.push_back(outTerm->coefficient);
+  }
+
+  p.kind = p.output == 2  ? ConvKind::Forward
+           : p.image == 2 ? ConvKind::BackwardData
+                          : ConvKind::BackwardFilter;
+  if (!p.verify(numLoops).empty())
+    return fail(whyNot, "a loop is not a batch, channel, filter, output or "
+                        "kernel loop of the convolution");
+  return p;
+}

@@ -1,0 +1,196 @@
+//===- ConvPatternTest.cpp - Convolutions from indexing maps --------------===//
+//
+// The rules of matchConvPattern on hand-written maps: the forward
+// convolution and tofu-autodiff's data and filter gradients in any operand
+// and loop order, strides, 1-D convolutions, and the forms that must not
+// match (GEMMs, dilations, other layouts, groups, 3-D, a loop that plays
+// two roles).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToGPU/ConvPattern.h"
+
+#include <gtest/gtest.h>
+
+using namespace tofu::conv;
+
+namespace {
+
+/// A plain index: the loop itself.
+IndexExpr loop(unsigned l) { return {{l, 1}}; }
+
+/// A window index: out * stride + kernel * dilation.
+IndexExpr window(unsigned out, int64_t stride, unsigned kernel,
+                 int64_t dilation = 1) {
+  return {{out, stride}, {kernel, dilation}};
+}
+
+/// The loops of conv_2d_nchw_fchw: n, f, oh, ow, c, kh, kw.
+enum : unsigned { N, F, OH, OW, C, KH, KW };
+
+IndexMap image(int64_t stride = 1) {
+  return {loop(N), loop(C), window(OH, stride, KH), window(OW, stride, KW)};
+}
+IndexMap filter() { return {loop(F), loop(C), loop(KH), loop(KW)}; }
+IndexMap output() { return {loop(N), loop(F), loop(OH), loop(OW)}; }
+
+void expectLoops(const ConvPattern &p) {
+  EXPECT_EQ(p.batchLoop, N);
+  EXPECT_EQ(p.channelLoop, C);
+  EXPECT_EQ(p.filterLoop, F);
+  EXPECT_EQ(p.outputLoops, (std::vector<unsigned>{OH, OW}));
+  EXPECT_EQ(p.kernelLoops, (std::vector<unsigned>{KH, KW}));
+  EXPECT_EQ(p.verify(7), "");
+}
+
+/// Matches `maps` and expects `kind` with the image, filter and output at
+/// these operand numbers, the loops above and `stride` in both dimensions.
+void expectMatch(const std::vector<IndexMap> &maps, ConvKind kind, unsigned x,
+                 unsigned w, unsigned y, int64_t stride) {
+  std::optional<ConvPattern> p = matchConvPattern(maps, 7);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, kind);
+  EXPECT_EQ(p->image, x);
+  EXPECT_EQ(p->filter, w);
+  EXPECT_EQ(p->output, y);
+  EXPECT_EQ(p->strides, (std::vector<int64_t>{stride, stride}));
+  expectLoops(*p);
+}
+
+TEST(ConvPatternTest, Forward) {
+  expectMatch({image(), filter(), output()}, ConvKind::Forward, 0, 1, 2, 1);
+  expectMatch({filter(), image(3), output()}, ConvKind::Forward, 1, 0, 2, 3);
+}
+
+TEST(ConvPatternTest, BackwardData) {
+  // tofu-autodiff: ins(W, dY) outs(dX), dX indexed by oh * 2 + kh.
+  expectMatch({filter(), output(), image(2)}, ConvKind::BackwardData, 2, 0, 1,
+              2);
+}
+
+TEST(ConvPatternTest, BackwardFilter) {
+  // tofu-autodiff: ins(X, dY) outs(dW).
+  expectMatch({image(), output(), filter()}, ConvKind::BackwardFilter, 0, 2, 1,
+              1);
+}
+
+TEST(ConvPatternTest, AnyLoopOrderAndTermOrder) {
+  // Loops permuted (c, kw, n, oh, f, kh, ow) and the window's terms in
+  // kernel-first order.
+  unsigned c = 0, kw = 1, n = 2, oh = 3, f = 4, kh = 5, ow = 6;
+  IndexMap x{loop(n), loop(c), {{kh, 1}, {oh, 3}}, {{kw, 1}, {ow, 2}}};
+  IndexMap w{loop(f), loop(c), loop(kh), loop(kw)};
+  IndexMap y{loop(n), loop(f), loop(oh), loop(ow)};
+  std::optional<ConvPattern> p = matchConvPattern({x, w, y}, 7);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->batchLoop, n);
+  EXPECT_EQ(p->channelLoop, c);
+  EXPECT_EQ(p->filterLoop, f);
+  EXPECT_EQ(p->outputLoops, (std::vector<unsigned>{oh, ow}));
+  EXPECT_EQ(p->kernelLoops, (std::vector<unsigned>{kh, kw}));
+  EXPECT_EQ(p->strides, (std::vector<int64_t>{3, 2}));
+}
+
+TEST(ConvPatternTest, OneDimensional) {
+  // The zoo's conv1d: loops n, f, x, c, k.
+  IndexMap x{loop(0), loop(3), window(2, 1, 4)};
+  IndexMap w{loop(1), loop(3), loop(4)};
+  IndexMap y{loop(0), loop(1), loop(2)};
+  std::optional<ConvPattern> p = matchConvPattern({x, w, y}, 5);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->getSpatialRank(), 1u);
+  EXPECT_EQ(p->verify(5), "");
+}
+
+/// Expects no match, with `reason` (empty: no convolution at all).
+void expectNoMatch(const std::vector<IndexMap> &maps, unsigned numLoops,
+                   const std::string &reason) {
+  std::string whyNot = "stale";
+  EXPECT_FALSE(matchConvPattern(maps, numLoops, &whyNot));
+  EXPECT_EQ(whyNot, reason);
+}
+
+TEST(ConvPatternTest, NotWindowed) {
+  // A matmul: no windowed index, so no reason either.
+  expectNoMatch({{loop(0), loop(2)}, {loop(2), loop(1)}, {loop(0), loop(1)}}, 3,
+                "");
+}
+
+TEST(ConvPatternTest, Dilation) {
+  IndexMap x{loop(N), loop(C), window(OH, 1, KH, 2), window(OW, 1, KW, 2)};
+  expectNoMatch({x, filter(), output()}, 7, "the dilation is not 1");
+}
+
+TEST(ConvPatternTest, NHWC) {
+  IndexMap x{loop(N), window(OH, 1, KH), window(OW, 1, KW), loop(C)};
+  IndexMap w{loop(KH), loop(KW), loop(C), loop(F)};
+  IndexMap y{loop(N), loop(OH), loop(OW), loop(F)};
+  expectNoMatch({x, w, y}, 7, "the image is not in NCHW layout");
+}
+
+TEST(ConvPatternTest, HWCFFilter) {
+  IndexMap w{loop(KH), loop(KW), loop(C), loop(F)};
+  expectNoMatch({image(), w, output()}, 7,
+                "the filter is not in FCHW or the output not in NFHW layout");
+}
+
+TEST(ConvPatternTest, ThreeDimensional) {
+  IndexMap x{loop(0), loop(1), window(2, 1, 3), window(4, 1, 5),
+             window(6, 1, 7)};
+  expectNoMatch({x, x, x}, 8, "more than one operand has windowed indices");
+  IndexMap w{loop(8), loop(1), loop(3), loop(5), loop(7)};
+  IndexMap y{loop(0), loop(8), loop(2), loop(4), loop(6)};
+  expectNoMatch({x, w, y}, 9,
+                "only 1-D and 2-D convolutions are library calls");
+}
+
+TEST(ConvPatternTest, Grouped) {
+  // A group loop G (7) that indexes all three tensors is no role of the
+  // convolution: the ranks differ.
+  IndexMap x{loop(N), loop(C), window(OH, 1, KH), window(OW, 1, KW), loop(7)};
+  expectNoMatch({x, filter(), output()}, 8,
+                "only 1-D and 2-D convolutions are library calls");
+  IndexMap w{loop(F), loop(C), loop(KH), loop(7)};
+  IndexMap y{loop(N), loop(F), loop(OH), loop(7)};
+  IndexMap x1{loop(N), loop(C), window(OH, 1, KH), loop(7)};
+  expectNoMatch({x1, w, y}, 8, "a window index is not the sum of two loops");
+}
+
+TEST(ConvPatternTest, WindowOfWrongLoops) {
+  // oh + ow: the window does not use the kernel loop.
+  IndexMap x{loop(N), loop(C), window(OH, 1, OW), window(OW, 1, KW)};
+  expectNoMatch({x, filter(), output()}, 7,
+                "a window index does not combine an output loop and a "
+                "kernel loop");
+}
+
+TEST(ConvPatternTest, LoopInTwoRoles) {
+  // The output-row loop also serves as the filter loop.
+  IndexMap w{loop(OH), loop(C), loop(KH), loop(KW)};
+  IndexMap y{loop(N), loop(OH), loop(OH), loop(OW)};
+  expectNoMatch({image(), w, y}, 7,
+                "a loop is not a batch, channel, filter, output or kernel "
+                "loop of the convolution");
+}
+
+TEST(ConvPatternTest, ExtraLoop) {
+  // An eighth loop that indexes nothing.
+  expectNoMatch({image(), filter(), output()}, 8,
+                "a loop is not a batch, channel, filter, output or kernel "
+                "loop of the convolution");
+}
+
+TEST(ConvPatternTest, VerifyCatchesBrokenPatterns) {
+  ConvPattern p = *matchConvPattern({image(), filter(), output()}, 7);
+  ConvPattern wrongKind = p;
+  wrongKind.kind = ConvKind::BackwardData;
+  EXPECT_NE(wrongKind.verify(7), "");
+  ConvPattern zeroStride = p;
+  zeroStride.strides[0] = 0;
+  EXPECT_NE(zeroStride.verify(7), "");
+  ConvPattern sameOperand = p;
+  sameOperand.filter = 0;
+  EXPECT_NE(sameOperand.verify(7), "");
+}
+
+} // namespace
