@@ -9,8 +9,14 @@ step is timed with CUDA events; the median of `--steps` steps after
 `--warmup` is reported with the achieved TFLOP/s (analytic FLOPs: 3x the
 forward FLOPs of the products and convolutions).
 
-The Tofu side needs a GPU runner of a lowered step (`tofu-run --gpu`);
-until it exists this script says so, measures PyTorch only and exits 3.
+The Tofu side writes the same model with the zoo (`python3 -m tofu.models`),
+adds the backward pass and the optimizer (`tofu-opt --tofu-autodiff
+--tofu-optimizer`) and runs it with `tofu-run --gpu`, which lowers it with
+tofu-gpu-pipeline, initialises it as the CPU path does (tofu-train-driver's
+counter-based hash) and prints the median step time over the steps after
+the warm-up (CUDA events around each step). The PyTorch MLP starts from
+the same values (the hash is reproduced here); the Wide ResNet and the BERT
+slice have the same shapes and FLOPs but PyTorch's own initial values.
 
 Needs the standard library and, on the GPU machine only, PyTorch. Without
 an NVIDIA GPU or without PyTorch it stops with a message and exit code 2:
@@ -20,10 +26,12 @@ nothing is estimated.
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,39 +65,53 @@ def require_gpu():
                    "cuda": torch.version.cuda}
 
 
-def lcg_uniform(torch, count, seed, device):
-    """The generator of test/lib/Transforms/TestInputs.cpp, vectorized:
-    state <- state * a + c (mod 2^64), value = (state >> 11) / 2^53."""
-    a, c = 6364136223846793005, 1442695040888963407
-    mask = (1 << 64) - 1
+MASK64 = (1 << 64) - 1
 
-    def wrap(v):
-        v &= mask
-        return v - (1 << 64) if v >= (1 << 63) else v
 
-    state0 = (seed * a + c) & mask
-    first = (state0 * a + c) & mask
-    states = torch.tensor([wrap(first)], dtype=torch.int64, device=device)
-    step_a, step_c = a, c  # maps s_i to s_{i+len}
-    while states.numel() < count:
-        n = states.numel()
-        nxt = states * wrap(step_a) + wrap(step_c)  # int64 wraps mod 2^64
-        states = torch.cat([states, nxt])
-        step_a, step_c = (step_a * step_a) & mask, (step_c * step_a +
-                                                      step_c) & mask
-        del n
-    states = states[:count]
-    bits = (states >> 11) & ((1 << 53) - 1)
+def signed64(v):
+    """A 64-bit pattern as the int64 that torch stores."""
+    v &= MASK64
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
+def shift_right(x, k):
+    """Logical right shift of int64 values (torch's >> is arithmetic)."""
+    return (x >> k) & ((1 << (64 - k)) - 1)
+
+
+def splitmix64(x):
+    """runtime/cpu's hash, on Python ints (mod 2^64) or int64 tensors (whose
+    products wrap mod 2^64)."""
+    if isinstance(x, int):
+        x = (x + 0x9e3779b97f4a7c15) & MASK64
+        x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & MASK64
+        x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & MASK64
+        return x ^ (x >> 31)
+    x = x + signed64(0x9e3779b97f4a7c15)
+    x = (x ^ shift_right(x, 30)) * signed64(0xbf58476d1ce4e5b9)
+    x = (x ^ shift_right(x, 27)) * signed64(0x94d049bb133111eb)
+    return x ^ shift_right(x, 31)
+
+
+def hash_uniform(torch, count, stream, device, seed=1):
+    """tofu_fill_hash's uniform values in [0, 1) of argument `stream` - 1,
+    by global row-major index (tofu-train-driver, seed 1)."""
+    base = splitmix64((seed * 0x100000001b3 + stream) & MASK64)
+    index = torch.arange(count, dtype=torch.int64, device=device)
+    bits = shift_right(splitmix64(index ^ signed64(base)), 11)
     return bits.to(torch.float64) / float(1 << 53)
 
 
-def weight(torch, shape, seed, device):
+def weight(torch, shape, stream, device):
+    """A weight as tofu-train-driver fills it: uniform in [-s, s] with
+    s = 1 / sqrt(fan-in), the fan-in being the element count over the
+    largest dimension."""
     count = 1
     for d in shape:
         count *= d
     largest = max(shape)
     scale = 1.0 / max(1.0, count / largest) ** 0.5
-    u = lcg_uniform(torch, count, seed, device)
+    u = hash_uniform(torch, count, stream, device)
     return ((2.0 * u - 1.0) * scale).to(torch.float32).reshape(shape)
 
 
@@ -103,9 +125,10 @@ def mlp(torch, device, hidden=8192, layers=4, batch=512, features=784,
         seed += 2
     for p in params:
         p.requires_grad_(True)
-    x = lcg_uniform(torch, batch * features, 1, device).float().reshape(
+    # Inputs are uniform in [0, 1), as tofu-train-driver fills them.
+    x = hash_uniform(torch, batch * features, 1, device).float().reshape(
         batch, features)
-    labels = torch.softmax(lcg_uniform(torch, batch * classes, 2, device)
+    labels = torch.softmax(hash_uniform(torch, batch * classes, 2, device)
                            .float().reshape(batch, classes), dim=1)
 
     def step():
@@ -197,6 +220,16 @@ def wresnet_50_4(torch, device, batch=32, image=224, classes=1000):
 
 MODELS = {"mlp": mlp, "wresnet-50-4": wresnet_50_4, "bert-slice": bert_slice}
 
+# The same models from the zoo, with their optimizers.
+ZOO = {
+    "mlp": (["mlp", "--batch", "512", "--hidden", "8192", "--layers", "4"],
+            "kind=sgd"),
+    "wresnet-50-4": (["wresnet", "--depth", "50", "--width", "4",
+                      "--batch", "32", "--image", "224"], "kind=sgd"),
+    "bert-slice": (["transformer", "--layers", "4", "--seq", "512",
+                    "--batch", "8"], "kind=adam lr=0.0001"),
+}
+
 
 def time_torch(torch, step, warmup, steps):
     for _ in range(warmup):
@@ -223,6 +256,35 @@ def tofu_gpu_runner(tofu_run):
     return "--gpu" in shown.stdout
 
 
+def time_tofu(name, args, workdir):
+    """The median step time (ms) of `tofu-run --gpu` on the zoo's model, or
+    None with the reason printed."""
+    zoo, optimizer = ZOO[name]
+    step = os.path.join(workdir, name + ".mlir")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    forward = subprocess.run([sys.executable, "-m", "tofu.models"] + zoo,
+                             capture_output=True, text=True, env=env)
+    if forward.returncode != 0:
+        print("tofu: %s: the zoo failed: %s" % (name, forward.stderr))
+        return None
+    lowered = subprocess.run(
+        [args.tofu_opt, "--tofu-autodiff", "--tofu-optimizer=" + optimizer,
+         "-o", step], input=forward.stdout, capture_output=True, text=True)
+    if lowered.returncode != 0:
+        print("tofu: %s: tofu-opt failed: %s" % (name, lowered.stderr))
+        return None
+    run = subprocess.run(
+        [args.tofu_run, "--gpu", step, "--steps",
+         str(args.warmup + args.steps), "--warmup", str(args.warmup)],
+        capture_output=True, text=True)
+    match = re.search(r"gpu step time: median ([0-9.]+) ms", run.stdout)
+    if run.returncode != 0 or not match:
+        print("tofu: %s: tofu-run --gpu failed (exit %d): %s" % (
+            name, run.returncode, run.stderr.strip()[-2000:]))
+        return None
+    return float(match.group(1))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="all",
@@ -231,6 +293,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--tofu-run",
                         default=os.path.join(ROOT, "build/bin/tofu-run"))
+    parser.add_argument("--tofu-opt",
+                        default=os.path.join(ROOT, "build/bin/tofu-opt"))
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args()
 
@@ -239,26 +303,36 @@ def main():
     print("machine: " + json.dumps(machine))
     have_tofu = tofu_gpu_runner(args.tofu_run)
     if not have_tofu:
-        print("tofu: not measured: the GPU runner (tofu-run --gpu) does not "
-              "exist yet")
+        print("tofu: not measured: %s has no --gpu (build the project "
+              "first)" % args.tofu_run)
     results = []
     names = sorted(MODELS) if args.model == "all" else [args.model]
-    for name in names:
-        step, flops = MODELS[name](torch, device)
-        ms = time_torch(torch, step, args.warmup, args.steps)
-        tflops = flops / (ms * 1e-3) / 1e12 if flops else None
-        row = {"model": name, "torch_ms": ms, "torch_tflops": tflops,
-               "tofu_ms": None}
-        results.append(row)
-        print("%-14s torch %9.2f ms/step%s   tofu: %s" % (
-            name, ms, "  %6.1f TFLOP/s" % tflops if tflops else "",
-            "not measured" if not have_tofu else "see tofu-run"))
-        del step
-        torch.cuda.empty_cache()
+    failed = not have_tofu
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in names:
+            step, flops = MODELS[name](torch, device)
+            ms = time_torch(torch, step, args.warmup, args.steps)
+            del step
+            torch.cuda.empty_cache()
+            tofu_ms = time_tofu(name, args, workdir) if have_tofu else None
+            failed |= have_tofu and tofu_ms is None
+
+            def rate(t):
+                return flops / (t * 1e-3) / 1e12 if flops and t else None
+
+            row = {"model": name, "torch_ms": ms, "torch_tflops": rate(ms),
+                   "tofu_ms": tofu_ms, "tofu_tflops": rate(tofu_ms),
+                   "ratio": tofu_ms / ms if tofu_ms else None}
+            results.append(row)
+            print("%-14s torch %9.2f ms/step%s   tofu %s" % (
+                name, ms,
+                "  %6.1f TFLOP/s" % row["torch_tflops"] if flops else "",
+                "%9.2f ms/step  %.2fx torch" % (tofu_ms, row["ratio"])
+                if tofu_ms else "not measured"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine, "results": results}, f, indent=2)
-    return 0 if have_tofu else 3
+    return 3 if failed else 0
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -567,6 +568,75 @@ extern "C" void mgpuSetDefaultDevice(int32_t device) {
 //===----------------------------------------------------------------------===//
 
 extern "C" void tofu_gpu_init() { getBlas(); }
+
+extern "C" int32_t tofu_gpu_probe(char *message, int64_t size) {
+  auto fail = [&](const char *call, CUresult result) {
+    const char *name = nullptr;
+    cuGetErrorName(result, &name);
+    if (message && size > 0)
+      std::snprintf(message, size_t(size), "%s failed: %s", call,
+                    name ? name : "unknown CUresult");
+    return 0;
+  };
+  CUresult result = cuInit(/*Flags=*/0);
+  if (result != CUDA_SUCCESS)
+    return fail("cuInit", result);
+  int count = 0;
+  result = cuDeviceGetCount(&count);
+  if (result != CUDA_SUCCESS)
+    return fail("cuDeviceGetCount", result);
+  if (count == 0 && message && size > 0)
+    std::snprintf(message, size_t(size), "the driver lists no device");
+  return count;
+}
+
+namespace {
+/// The events and the step times of tofu_gpu_timer_*.
+struct StepTimer {
+  CUevent start = nullptr, stop = nullptr;
+  std::vector<float> milliseconds;
+};
+StepTimer stepTimer;
+} // namespace
+
+extern "C" void tofu_gpu_timer_begin() {
+  getDevice();
+  if (!stepTimer.start) {
+    TOFU_CU_CHECK(cuEventCreate(&stepTimer.start, CU_EVENT_DEFAULT));
+    TOFU_CU_CHECK(cuEventCreate(&stepTimer.stop, CU_EVENT_DEFAULT));
+  }
+  TOFU_CU_CHECK(cuEventRecord(stepTimer.start, /*hStream=*/nullptr));
+}
+
+extern "C" void tofu_gpu_timer_end() {
+  getDevice();
+  if (!stepTimer.start)
+    misuse("tofu_gpu_timer_end", "no tofu_gpu_timer_begin before");
+  TOFU_CU_CHECK(cuEventRecord(stepTimer.stop, /*hStream=*/nullptr));
+  TOFU_CU_CHECK(cuEventSynchronize(stepTimer.stop));
+  float ms = 0.0f;
+  TOFU_CU_CHECK(cuEventElapsedTime(&ms, stepTimer.start, stepTimer.stop));
+  stepTimer.milliseconds.push_back(ms);
+}
+
+extern "C" void tofu_gpu_timer_report(int64_t warmup) {
+  std::vector<float> times = stepTimer.milliseconds;
+  size_t skip = std::min<size_t>(size_t(std::max<int64_t>(warmup, 0)),
+                                 times.size());
+  times.erase(times.begin(), times.begin() + skip);
+  if (times.empty()) {
+    std::printf("gpu step time: no step timed\n");
+  } else {
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    double median = n % 2 ? times[n / 2]
+                          : 0.5 * (double(times[n / 2 - 1]) + times[n / 2]);
+    std::printf("gpu step time: median %.3f ms over %zu steps after %zu "
+                "warm-up\n",
+                median, n, skip);
+  }
+  std::fflush(stdout);
+}
 
 extern "C" void tofu_gpu_synchronize() {
   getDevice();

@@ -12,9 +12,17 @@
 // next to the executable (`../lib` in the build tree, the library directory
 // in an installed tree).
 //
+// With --gpu, an unpartitioned step (the output of tofu-autodiff and
+// tofu-optimizer) runs on the GPU instead: the same driver and initial
+// values, lowered by tofu-gpu-pipeline and run with the CUDA runtime
+// loaded next to the CPU runtime (which fills the initial values and
+// prints the losses); the median step time is printed at the end.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/Passes.h"
+#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
 #include "tofu/Dialect/TDL/IR/TDL.h"
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
@@ -32,6 +40,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -56,16 +65,30 @@ static llvm::cl::opt<uint64_t> intBound(
     "int-bound",
     llvm::cl::desc("Integer inputs (token ids) take values in [0, int-bound)"),
     llvm::cl::init(2));
+static llvm::cl::opt<bool>
+    onGPU("gpu", llvm::cl::desc("Run the unpartitioned step on the GPU "
+                                "(tofu-gpu-pipeline, CUDA runtime) and print "
+                                "the median step time"));
+static llvm::cl::opt<unsigned>
+    warmup("warmup",
+           llvm::cl::desc("With --gpu: leading steps left out of the step "
+                          "time"),
+           llvm::cl::init(0));
+static llvm::cl::opt<bool> gpuLowerOnly(
+    "gpu-lower-only",
+    llvm::cl::desc("With --gpu: print the lowered module instead of running "
+                   "it (needs no GPU)"));
 static llvm::cl::opt<std::string>
     funcName("func",
              llvm::cl::desc("The training step (default: the function "
                             "whose first result has tofu.loss)"),
              llvm::cl::init(""));
 
-/// The CPU runtime next to the executable `argv0`: in `../lib` (the build
-/// tree) or `../<install lib dir>`; empty if neither exists, with the
-/// paths tried in `tried`.
-static std::string findRuntime(const char *argv0, std::string &tried) {
+/// The runtime library `name` (the CPU runtime unless given) next to the
+/// executable `argv0`: in `../lib` (the build tree) or `../<install lib
+/// dir>`; empty if neither exists, with the paths tried in `tried`.
+static std::string findRuntime(const char *argv0, std::string &tried,
+                               StringRef name = TOFU_RUNTIME_NAME) {
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&findRuntime));
   llvm::SmallString<256> prefix(llvm::sys::path::parent_path(exe));
@@ -75,7 +98,7 @@ static std::string findRuntime(const char *argv0, std::string &tried) {
     dirs.push_back(TOFU_INSTALL_LIB_DIR);
   for (StringRef dir : dirs) {
     llvm::SmallString<256> candidate(prefix);
-    llvm::sys::path::append(candidate, dir, TOFU_RUNTIME_NAME);
+    llvm::sys::path::append(candidate, dir, name);
     if (llvm::sys::fs::exists(candidate))
       return std::string(candidate);
     if (!tried.empty())
@@ -95,6 +118,77 @@ static const char *kLowering =
     "finalize-memref-to-llvm{use-generic-functions=1},convert-to-llvm,"
     "reconcile-unrealized-casts";
 
+/// The training step that tofu-train-driver drives: --func, or the function
+/// whose first result has tofu.loss.
+static func::FuncOp findStep(ModuleOp module) {
+  if (!funcName.empty())
+    return module.lookupSymbol<func::FuncOp>(funcName);
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.getNumResults() && func.getResultAttr(0, "tofu.loss"))
+      return func;
+  return nullptr;
+}
+
+/// Brackets every call of the step in @main with the CUDA runtime's step
+/// timer and reports the median before the runtime is finalized.
+static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || !step)
+    return module.emitError("tofu-run: --gpu: no @main or no training step "
+                            "after tofu-train-driver");
+  OpBuilder b(module.getContext());
+  auto callTimer = [&](StringRef name, ValueRange args, Location loc) {
+    func::FuncOp callee = tofu::declareRuntimeFunction(
+        module, name, ValueRange(args).getTypes(), {});
+    func::CallOp::create(b, loc, callee, args);
+  };
+  SmallVector<func::CallOp> calls;
+  main.walk([&](func::CallOp call) { calls.push_back(call); });
+  for (func::CallOp call : calls) {
+    if (call.getCallee() == step.getSymName()) {
+      b.setInsertionPoint(call);
+      callTimer("tofu_gpu_timer_begin", {}, call.getLoc());
+      b.setInsertionPointAfter(call);
+      callTimer("tofu_gpu_timer_end", {}, call.getLoc());
+    } else if (call.getCallee() == "tofu_finalize") {
+      b.setInsertionPoint(call);
+      Value skip = arith::ConstantIntOp::create(b, call.getLoc(), warmup, 64);
+      callTimer("tofu_gpu_timer_report", skip, call.getLoc());
+    }
+  }
+  return success();
+}
+
+/// The CUDA runtime next to the executable `argv0`; exits with a message
+/// unless it is there, loads and finds a GPU.
+static std::string requireGPU(const char *argv0) {
+  auto fail = [](const llvm::Twine &why) {
+    llvm::errs() << "tofu-run: --gpu: no usable GPU: " << why << "\n";
+    std::exit(1);
+  };
+  if (StringRef(TOFU_CUDA_RUNTIME_NAME).empty())
+    fail("this build has no CUDA runtime (the CUDA toolkit or cuDNN was not "
+         "found when it was configured)");
+  std::string tried;
+  std::string library = findRuntime(argv0, tried, TOFU_CUDA_RUNTIME_NAME);
+  if (library.empty())
+    fail("cannot find the CUDA runtime; tried " + tried);
+  std::string error;
+  auto runtime =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(library.c_str(), &error);
+  if (!runtime.isValid())
+    fail("cannot load " + library + ": " + error);
+  using Probe = int32_t (*)(char *, int64_t);
+  auto probe =
+      reinterpret_cast<Probe>(runtime.getAddressOfSymbol("tofu_gpu_probe"));
+  if (!probe)
+    fail(library + " has no tofu_gpu_probe");
+  char why[256] = "";
+  if (probe(why, sizeof(why)) < 1)
+    fail(why);
+  return library;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(argc, argv,
@@ -111,6 +205,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   tofu::registerTofuPartitionPasses();
   tofu::registerTofuConversionPasses();
+  tofu::registerTofuGPUPipeline();
   MLIRContext context(registry);
 
   std::string error;
@@ -125,16 +220,52 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  PassManager pm(&context);
+  if (onGPU && reference) {
+    llvm::errs() << "tofu-run: --gpu runs an unpartitioned step; "
+                    "--reference needs a partitioned one\n";
+    return 1;
+  }
+  std::string cudaRuntime;
+  if (onGPU && !gpuLowerOnly)
+    cudaRuntime = requireGPU(argv[0]);
+
   std::string driver = "tofu-train-driver{steps=" + std::to_string(steps) +
                        " seed=" + std::to_string(seed) +
                        " reference=" + (reference ? "1" : "0") +
                        " int-bound=" + std::to_string(intBound) +
-                       (funcName.empty() ? "" : " func=" + funcName) +
-                       "},convert-tofu-to-mpi," + kLowering;
-  if (failed(parsePassPipeline(driver, pm, llvm::errs())) ||
-      failed(pm.run(*module)))
-    return 1;
+                       (funcName.empty() ? "" : " func=" + funcName) + "}";
+  PassManager pm(&context);
+  if (!onGPU) {
+    if (failed(parsePassPipeline(driver + ",convert-tofu-to-mpi," + kLowering,
+                                 pm, llvm::errs())) ||
+        failed(pm.run(*module)))
+      return 1;
+  } else {
+    bool partitioned = false;
+    module->walk([&](Operation *op) {
+      StringRef dialect = op->getName().getDialectNamespace();
+      partitioned |= dialect == "shard" || dialect == "tofu";
+    });
+    if (partitioned) {
+      llvm::errs() << "tofu-run: --gpu runs unpartitioned steps only (the "
+                      "module has shard or tofu ops)\n";
+      return 1;
+    }
+    func::FuncOp step = findStep(*module);
+    std::string stepName = step ? step.getSymName().str() : "";
+    PassManager lower(&context);
+    if (failed(parsePassPipeline(driver, pm, llvm::errs())) ||
+        failed(pm.run(*module)) ||
+        failed(addStepTimer(*module,
+                            module->lookupSymbol<func::FuncOp>(stepName))) ||
+        failed(parsePassPipeline("tofu-gpu-pipeline", lower, llvm::errs())) ||
+        failed(lower.run(*module)))
+      return 1;
+    if (gpuLowerOnly) {
+      module->print(llvm::outs());
+      return 0;
+    }
+  }
 
   std::string tried;
   std::string runtime = findRuntime(argv[0], tried);
@@ -147,6 +278,8 @@ int main(int argc, char **argv) {
   ExecutionEngineOptions options;
   options.transformer = transformer;
   SmallVector<StringRef> libs{runtime, TOFU_C_RUNNER_UTILS};
+  if (onGPU)
+    libs.push_back(cudaRuntime);
   options.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {

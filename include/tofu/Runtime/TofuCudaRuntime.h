@@ -92,6 +92,20 @@ void tofu_gpu_shutdown(void);
 /// Waits until every stream of the device is idle.
 void tofu_gpu_synchronize(void);
 
+/// Whether a GPU can be used, without aborting: the number of devices that
+/// the driver lists, or 0 with the reason in `message` (`size` bytes, NUL
+/// terminated), e.g. "cuInit failed: CUDA_ERROR_NO_DEVICE".
+int32_t tofu_gpu_probe(char *message, int64_t size);
+
+/// Step timing for runners: `begin` and `end` record CUDA events on the
+/// default stream around one step and keep the elapsed time (every entry
+/// point and launch of a lowered step has finished its GPU work when it
+/// returns, so the events bracket the whole step); `report` prints the
+/// median over the steps after the first `warmup`.
+void tofu_gpu_timer_begin(void);
+void tofu_gpu_timer_end(void);
+void tofu_gpu_timer_report(int64_t warmup);
+
 /// Single-precision batched GEMM on row-or-column-major views:
 ///   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n) + beta * C[b](m, n)
 /// for b < batch. Each operand X is given by the address of X[0](0, 0)

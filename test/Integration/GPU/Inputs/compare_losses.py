@@ -1,4 +1,6 @@
-"""Compares the TRAIN loss lines of two runs within a relative tolerance.
+"""Compares the losses of two runs within a relative tolerance: the
+`TRAIN loss=X` lines of --test-tofu-train-loop or the `step N: loss X`
+lines of tofu-train-driver (tofu-run).
 
 Usage: compare_losses.py REFERENCE OTHER [RTOL]. Exits 1, naming the step,
 when a loss differs or the runs have different numbers of steps.
@@ -9,8 +11,9 @@ import sys
 
 def losses(path):
     with open(path) as f:
-        return [float(m.group(1)) for m in
-                re.finditer(r"TRAIN loss=(\S+)", f.read())]
+        return [float(m.group(1) or m.group(2)) for m in
+                re.finditer(r"TRAIN loss=(\S+)|step \d+: loss (\S+)",
+                            f.read())]
 
 
 def main():

@@ -100,7 +100,9 @@ def TofuTrainDriver : Pass<"tofu-train-driver", "mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
-    "::mlir::scf::SCFDialect", "::mlir::shard::ShardDialect"
+    "::mlir::scf::SCFDialect", "::mlir::shard::ShardDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::bufferization::BufferizationDialect"
   ];
 }
 
