@@ -2,7 +2,6 @@
 
 #include "tofu/Dialect/Tofu/Transforms/PlanOnIR.h"
 #include "tofu/Partition/PlanIO.h"
-#include "tofu/Partition/ProgramCost.h"
 #include "tofu/Partition/Search.h"
 #include "tofu/Transforms/GraphImport.h"
 
@@ -126,25 +125,14 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
               s.ops[o].outputBytes[j];
     }
   }
-  GridPlan grid;
-  grid.tilings.assign(graph.tensors.size(), {});
-  grid.cutVars.assign(graph.ops.size(), {});
-  for (const PlanStep &s : evaluated->steps) {
-    for (size_t t = 0; t < graph.tensors.size(); ++t)
-      grid.tilings[t].push_back(s.tilings[t]);
-    for (size_t o = 0; o < graph.ops.size(); ++o)
-      grid.cutVars[o].push_back(s.ops[o].choice.var);
-  }
-  ProgramCostModel model(graph, ProcessGrid{out.steps});
-  std::optional<ProgramBytes> program = model.evaluate(grid, error);
-  if (!program)
+  if (!evaluateProgramBytes(graph, *evaluated, error))
     return mlir::emitError(func.getLoc(), "tofu-partition: ") << error;
-  out.programBytes = program->total;
+  out.programBytes = evaluated->programBytes;
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
     out.names[imported->values[t]] = graph.tensors[t].name;
-    if (program->tensorBytes[t] != 0)
+    if (evaluated->programTensorBytes[t] != 0)
       out.programBytesPerTensor[graph.tensors[t].name] =
-          program->tensorBytes[t];
+          evaluated->programTensorBytes[t];
   }
   return out;
 }
