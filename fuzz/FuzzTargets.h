@@ -11,9 +11,9 @@
 #ifndef TOFU_FUZZ_FUZZTARGETS_H
 #define TOFU_FUZZ_FUZZTARGETS_H
 
-#include "tofu/Partition/PlanIO.h"
-#include "tofu/Partition/TDL.h"
-#include "tofu/Partition/TDLLibrary.h"
+#include "tofu/PlanIO/PlanIO.h"
+#include "tofu/TDL/TDL.h"
+#include "tofu/TDL/TDLLibrary.h"
 
 #include <cstdint>
 #include <cstdio>

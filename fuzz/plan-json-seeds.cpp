@@ -8,8 +8,8 @@
 
 #include "FuzzTargets.h"
 
-#include "tofu/Partition/PlanIO.h"
 #include "tofu/Partition/Topology.h"
+#include "tofu/PlanIO/PlanIO.h"
 
 #include <fstream>
 

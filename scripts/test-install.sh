@@ -62,7 +62,8 @@ for f in lib/cmake/tofu/TofuConfig.cmake lib/cmake/tofu/TofuConfigVersion.cmake 
     include/tofu/Dialect/TDL/IR/TDLBase.td \
     include/tofu/Dialect/TDL/Interfaces/TDLOpInterface.h.inc \
     include/tofu/Dialect/Tofu/IR/TofuOps.td \
-    lib/libTofuRegisterAll.a lib/libTofuPartition.a lib/libTofuTransforms.a \
+    lib/libTofuRegisterAll.a lib/libTofuTDL.a lib/libTofuPartition.a \
+    lib/libTofuPlanIO.a lib/libTofuTransforms.a \
     bin/tofu-opt bin/tofu share/tofu/python/tofu/models.py; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Partition/PlanIO.h"
 #include "tofu/Partition/Search.h"
+#include "tofu/PlanIO/PlanIO.h"
 #include "tofu/Transforms/GraphImport.h"
 #include "tofu/Transforms/Passes.h"
 

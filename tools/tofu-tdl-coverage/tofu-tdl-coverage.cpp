@@ -11,7 +11,7 @@
 
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
-#include "tofu/Partition/TDLLibrary.h"
+#include "tofu/TDL/TDLLibrary.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -2,7 +2,7 @@
 
 #include "tofu/Partition/Interval.h"
 #include "tofu/Partition/Strategy.h"
-#include "tofu/Partition/TDL.h"
+#include "tofu/TDL/TDL.h"
 
 #include "gtest/gtest.h"
 

@@ -19,8 +19,8 @@
 #define TOFU_PARTITION_STRATEGY_H
 
 #include "tofu/Partition/Interval.h"
-#include "tofu/Partition/TDL.h"
 #include "tofu/Partition/Tiling.h"
+#include "tofu/TDL/TDL.h"
 
 #include <optional>
 #include <string>

@@ -10,7 +10,7 @@
 
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/TDL/Transforms/OpDescription.h"
-#include "tofu/Partition/TDLLibrary.h"
+#include "tofu/TDL/TDLLibrary.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"

@@ -1,8 +1,8 @@
 //===- PlanOnIR.cpp - The plan that tofu-search left on the IR ------------===//
 
 #include "tofu/Dialect/Tofu/Transforms/PlanOnIR.h"
-#include "tofu/Partition/PlanIO.h"
 #include "tofu/Partition/Search.h"
+#include "tofu/PlanIO/PlanIO.h"
 #include "tofu/Transforms/GraphImport.h"
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Dialect.h"
-#include "tofu/Partition/TDL.h"
+#include "tofu/TDL/TDL.h"
 
 #include "llvm/ADT/Hashing.h"
 

@@ -10,7 +10,7 @@
 #define TOFU_DIALECT_TDL_INTERFACES_TDLOPINTERFACE_H
 
 #include "mlir/IR/OpDefinition.h"
-#include "tofu/Partition/TDL.h"
+#include "tofu/TDL/TDL.h"
 
 #include <string>
 

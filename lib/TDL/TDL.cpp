@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Partition/TDL.h"
+#include "tofu/TDL/TDL.h"
 
 #include <algorithm>
 #include <functional>

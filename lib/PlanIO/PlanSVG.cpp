@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Partition/PlanIO.h"
+#include "tofu/PlanIO/PlanIO.h"
 
 #include <cstdio>
 

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOFU_PARTITION_PLANIO_H
-#define TOFU_PARTITION_PLANIO_H
+#ifndef TOFU_PLANIO_PLANIO_H
+#define TOFU_PLANIO_PLANIO_H
 
 #include "tofu/Partition/Search.h"
 
@@ -48,4 +48,4 @@ std::string drawPlanSVG(const Graph &graph, const Plan &plan);
 
 } // namespace tofu
 
-#endif // TOFU_PARTITION_PLANIO_H
+#endif // TOFU_PLANIO_PLANIO_H

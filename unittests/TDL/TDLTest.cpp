@@ -1,7 +1,7 @@
 //===- TDLTest.cpp - Tests of the TDL parser, printer and library ---------===//
 
-#include "tofu/Partition/TDL.h"
-#include "tofu/Partition/TDLLibrary.h"
+#include "tofu/TDL/TDL.h"
+#include "tofu/TDL/TDLLibrary.h"
 
 #include "gtest/gtest.h"
 

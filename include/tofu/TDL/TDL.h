@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOFU_PARTITION_TDL_H
-#define TOFU_PARTITION_TDL_H
+#ifndef TOFU_TDL_TDL_H
+#define TOFU_TDL_TDL_H
 
 #include <cstdint>
 #include <map>
@@ -194,4 +194,4 @@ std::string printExpr(const Expr &e);
 } // namespace tdl
 } // namespace tofu
 
-#endif // TOFU_PARTITION_TDL_H
+#endif // TOFU_TDL_TDL_H

@@ -1,6 +1,6 @@
 //===- PlanReport.cpp - The human-readable plan report --------------------===//
 
-#include "tofu/Partition/PlanIO.h"
+#include "tofu/PlanIO/PlanIO.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 //===- PlanJSON.cpp - Plans as JSON ---------------------------------------===//
 
-#include "tofu/Partition/PlanIO.h"
+#include "tofu/PlanIO/PlanIO.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"

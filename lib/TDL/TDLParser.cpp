@@ -29,7 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Partition/TDL.h"
+#include "tofu/TDL/TDL.h"
 
 #include <algorithm>
 #include <cctype>

@@ -24,10 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOFU_PARTITION_TDLLIBRARY_H
-#define TOFU_PARTITION_TDLLIBRARY_H
+#ifndef TOFU_TDL_TDLLIBRARY_H
+#define TOFU_TDL_TDLLIBRARY_H
 
-#include "tofu/Partition/TDL.h"
+#include "tofu/TDL/TDL.h"
 
 #include <functional>
 #include <map>
@@ -87,4 +87,4 @@ private:
 } // namespace tdl
 } // namespace tofu
 
-#endif // TOFU_PARTITION_TDLLIBRARY_H
+#endif // TOFU_TDL_TDLLIBRARY_H

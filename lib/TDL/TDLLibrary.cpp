@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Partition/TDLLibrary.h"
+#include "tofu/TDL/TDLLibrary.h"
 
 #include <algorithm>
 #include <cctype>
