@@ -10,8 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Partition/PlanImport.h"
 #include "tofu/Partition/ProgramCost.h"
 #include "tofu/Partition/Search.h"
+#include "tofu/Partition/StepSearch.h"
 
 using namespace tofu;
 

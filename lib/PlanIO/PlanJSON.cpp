@@ -1,6 +1,7 @@
 //===- PlanJSON.cpp - Plans as JSON ---------------------------------------===//
 
 #include "tofu/PlanIO/PlanIO.h"
+#include "tofu/Partition/PlanImport.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"

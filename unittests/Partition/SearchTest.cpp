@@ -13,6 +13,8 @@
 #include "tofu/Partition/Search.h"
 #include "tofu/Partition/Coarsening.h"
 #include "tofu/Partition/MinSum.h"
+#include "tofu/Partition/PlanImport.h"
+#include "tofu/Partition/StepSearch.h"
 #include "tofu/Partition/Topology.h"
 
 #include "gtest/gtest.h"

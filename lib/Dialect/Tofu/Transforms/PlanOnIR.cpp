@@ -1,6 +1,7 @@
 //===- PlanOnIR.cpp - The plan that tofu-search left on the IR ------------===//
 
 #include "tofu/Dialect/Tofu/Transforms/PlanOnIR.h"
+#include "tofu/Partition/PlanImport.h"
 #include "tofu/Partition/Search.h"
 #include "tofu/PlanIO/PlanIO.h"
 #include "tofu/Transforms/GraphImport.h"
