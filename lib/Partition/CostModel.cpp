@@ -50,23 +50,24 @@ StepState StepState::initial(const Graph &graph) {
   return s;
 }
 
-static std::string shapeKey(const Shape &s) {
-  std::string r;
-  for (int64_t d : s)
-    r += std::to_string(d) + "x";
-  return r;
-}
-
 const StrategySet *StrategyCache::get(const tdl::OpDesc &desc,
                                       const OpShapes &shapes, unsigned k,
                                       std::string &error) {
-  std::string key =
-      std::to_string((uintptr_t)&desc) + "/" + std::to_string(k) + ":";
-  for (const Shape &s : shapes.inputs)
-    key += shapeKey(s) + ",";
-  key += ";";
-  for (const Shape &s : shapes.outputs)
-    key += shapeKey(s) + ",";
+  // The raw bytes of the description's address, k and the shapes.
+  std::string key;
+  auto add = [&](int64_t value) {
+    key.append(reinterpret_cast<const char *>(&value), sizeof(value));
+  };
+  add(reinterpret_cast<intptr_t>(&desc));
+  add(k);
+  for (const std::vector<Shape> *list : {&shapes.inputs, &shapes.outputs}) {
+    add(list->size());
+    for (const Shape &s : *list) {
+      add(s.size());
+      for (int64_t d : s)
+        add(d);
+    }
+  }
   auto it = sets.find(key);
   if (it != sets.end())
     return it->second.get();

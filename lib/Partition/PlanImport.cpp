@@ -14,7 +14,8 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
                    const SearchOptions &options,
                    const std::vector<std::vector<Tiling>> &tilings,
                    const std::vector<std::vector<std::string>> &strategies,
-                   std::string &error, StrategyCache *sharedCache) {
+                   std::string &error, StrategyCache *sharedCache,
+                   const Plan *start) {
   Plan plan(topology, options);
   std::vector<RecursionStep> steps = getRecursionSteps(topology, options);
   if (tilings.size() != steps.size() || strategies.size() != steps.size()) {
@@ -26,10 +27,31 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
   StrategyCache ownCache;
   StrategyCache &cache = sharedCache ? *sharedCache : ownCache;
   StepState state = StepState::initial(graph);
-  for (size_t i = 0; i < steps.size(); ++i) {
+  // The leading steps that `start` already evaluated with the same choices.
+  size_t reused = 0;
+  size_t warnings = 0;
+  while (start && reused + 1 < steps.size() &&
+         reused + 1 < start->steps.size()) {
+    const PlanStep &s = start->steps[reused];
+    bool same = s.tilings == tilings[reused] &&
+                s.ops.size() == strategies[reused].size();
+    for (size_t o = 0; same && o < s.ops.size(); ++o)
+      same = s.ops[o].strategy == strategies[reused][o];
+    if (!same)
+      break;
+    plan.steps.push_back(s);
+    plan.totalBytes += s.bytes;
+    if (s.degenerate && warnings < start->warnings.size())
+      plan.warnings.push_back(start->warnings[warnings++]);
+    state = start->steps[++reused].before;
+  }
+  if (start)
+    plan.remarks = start->remarks;
+  for (size_t i = reused; i < steps.size(); ++i) {
     StepModel model(graph, state, steps[i].k, options, cache);
-    for (const std::string &r : model.remarks)
-      plan.remarks.push_back(r);
+    if (!start)
+      for (const std::string &r : model.remarks)
+        plan.remarks.push_back(r);
     std::string at = "step " + std::to_string(i) + ": ";
     for (size_t t = 0; t < graph.tensors.size(); ++t) {
       Tiling tl = tilings[i][t];
@@ -62,13 +84,13 @@ tofu::evaluatePlan(const Graph &graph, const Topology &topology,
       }
       if (name != "replicated") {
         bool found = false;
+        std::string err;
+        const StrategySet *set =
+            cache.get(*graph.ops[o].desc, state.opShapes[o], steps[i].k, err);
         for (OpChoice option : model.opOptions[o]) {
           const Strategy *s = model.getStrategy(o, option);
           if (!s)
             continue;
-          std::string err;
-          const StrategySet *set =
-              cache.get(*graph.ops[o].desc, state.opShapes[o], steps[i].k, err);
           if (set && set->space.vars[s->var] == name) {
             c = option;
             found = true;

@@ -10,6 +10,7 @@
 #include "tofu/Partition/ProgramCost.h"
 
 #include <algorithm>
+#include <iterator>
 
 using namespace tofu;
 
@@ -74,6 +75,25 @@ ProgramCostModel::ProgramCostModel(const Graph &graph, ProcessGrid grid)
       simple.push_back(std::move(accesses));
     }
     simpleAccesses.push_back(std::move(simple));
+    // The loop variables every dimension of every input is read with.
+    std::vector<std::vector<std::vector<int>>> read;
+    for (unsigned j = 0; j < node.desc->inputs.size(); ++j) {
+      std::vector<std::vector<int>> dims;
+      for (const tdl::Expr *access : getInputAccesses(*node.desc, j)) {
+        dims.resize(access->indices.size());
+        for (size_t d = 0; d < access->indices.size(); ++d) {
+          std::vector<std::string> names;
+          access->indices[d].collectVars(names);
+          for (const std::string &name : names)
+            if (int v = space->lookup(name);
+                v >= 0 && std::find(dims[d].begin(), dims[d].end(), v) ==
+                              dims[d].end())
+              dims[d].push_back(v);
+        }
+      }
+      read.push_back(std::move(dims));
+    }
+    readVars.push_back(std::move(read));
     spaces.push_back(std::move(*space));
     if (isScalarFill(node))
       for (int t : node.outputs)
@@ -82,117 +102,399 @@ ProgramCostModel::ProgramCostModel(const Graph &graph, ProcessGrid grid)
   }
 }
 
-std::optional<RankBoxes>
-ProgramCostModel::getLayout(int t, const std::vector<Tiling> &tilings) const {
-  std::string message;
-  return getLayoutBoxes(graph.tensors[t].shape, tilings, grid, message);
+
+//===----------------------------------------------------------------------===//
+// Regions factored by dimension
+//===----------------------------------------------------------------------===//
+
+/// Calls `visit(coords)` for every combination of coordinates of the grid
+/// `axes`, row-major.
+template <typename Visit>
+static void forEachCoords(const std::vector<unsigned> &axes,
+                          const ProcessGrid &grid, Visit visit) {
+  std::vector<int64_t> coords(axes.size(), 0);
+  for (;;) {
+    visit(coords);
+    size_t i = axes.size();
+    while (i > 0 && ++coords[i - 1] == grid.shape[axes[i - 1]])
+      coords[--i] = 0;
+    if (i == 0)
+      return;
+  }
 }
 
-std::optional<RankBoxes>
-ProgramCostModel::getIteration(int o, const std::vector<int> &cutVars) const {
-  std::string message;
-  return getIterationBoxes(spaces[o].extents, cutVars, grid, message);
+/// The interval of `dim` at `coords`, the coordinates of `axes`, a superset
+/// of the axes `dim` depends on.
+static std::pair<int64_t, int64_t> getAt(const DimRanges &dim,
+                                         const std::vector<unsigned> &axes,
+                                         const std::vector<int64_t> &coords,
+                                         const ProcessGrid &grid) {
+  size_t index = 0;
+  for (unsigned a : dim.axes) {
+    size_t pos = std::find(axes.begin(), axes.end(), a) - axes.begin();
+    index = index * grid.shape[a] + coords[pos];
+  }
+  return dim.at[index];
 }
 
-/// True when every rank's `have` box contains its `want` box.
-static bool holdsAll(const RankBoxes &have, const RankBoxes &want) {
-  for (size_t r = 0; r < want.size(); ++r)
-    if (!(have[r].intersect(want[r]) == want[r]))
-      return false;
-  return true;
+static int64_t getLength(std::pair<int64_t, int64_t> range) {
+  return std::max<int64_t>(range.second - range.first + 1, 0);
 }
 
-/// Bytes of fetching `want` from `have` (tofu-partition's `convert`).
-static double fetchBytes(const RankBoxes &have, const RankBoxes &want,
-                         int64_t elementBytes) {
-  if (have == want || holdsAll(have, want))
+/// The sorted union of two sets of axes.
+static std::vector<unsigned> unite(const std::vector<unsigned> &a,
+                                   const std::vector<unsigned> &b) {
+  std::vector<unsigned> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(),
+                 std::back_inserter(out));
+  return out;
+}
+
+/// A region whose every dimension is whole on every rank.
+static GridRegion getWhole(const Shape &shape) {
+  GridRegion region(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    region[d].at = {{0, shape[d] - 1}};
+  return region;
+}
+
+/// The recursion of Distribution.h: `extents` split at each grid axis i
+/// along dimension `dims[i]` (-1 where the axis does not split).
+static std::optional<GridRegion> split(const std::vector<int64_t> &extents,
+                                       const std::vector<int> &dims,
+                                       const ProcessGrid &grid,
+                                       std::string &message) {
+  std::vector<int64_t> local = extents;
+  std::vector<std::vector<int64_t>> chunks(extents.size());
+  GridRegion region(extents.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0)
+      continue;
+    size_t d = dims[i];
+    int64_t k = grid.shape[i];
+    if (local[d] % k != 0) {
+      message = "dimension " + std::to_string(d) + " of local extent " +
+                std::to_string(local[d]) + " does not divide by " +
+                std::to_string(k) + " at step " + std::to_string(i);
+      return std::nullopt;
+    }
+    local[d] /= k;
+    region[d].axes.push_back(i);
+    chunks[d].push_back(local[d]);
+  }
+  for (size_t d = 0; d < extents.size(); ++d)
+    forEachCoords(region[d].axes, grid, [&](const std::vector<int64_t> &c) {
+      int64_t lo = 0;
+      for (size_t x = 0; x < c.size(); ++x)
+        lo += c[x] * chunks[d][x];
+      region[d].at.push_back({lo, lo + local[d] - 1});
+    });
+  return region;
+}
+
+/// The position of each of `dim`'s axes among `axes` and its stride in
+/// `dim.at`, so that an interval is found without searching.
+static std::vector<std::pair<size_t, size_t>>
+getStrides(const DimRanges &dim, const std::vector<unsigned> &axes,
+           const ProcessGrid &grid) {
+  std::vector<std::pair<size_t, size_t>> strides(dim.axes.size());
+  size_t stride = 1;
+  for (size_t x = dim.axes.size(); x-- > 0;) {
+    size_t pos = std::find(axes.begin(), axes.end(), dim.axes[x]) -
+                 axes.begin();
+    strides[x] = {pos, stride};
+    stride *= grid.shape[dim.axes[x]];
+  }
+  return strides;
+}
+
+/// Elements the ranks must receive to hold `want` when each holds `have`
+/// (getReceivedElements of Distribution.h). Dimensions that share no axis
+/// vary independently, so the sum over the ranks of the volumes is a
+/// product of sums over groups of dimensions.
+static int64_t getReceived(const GridRegion &have, const GridRegion &want,
+                           const ProcessGrid &grid) {
+  size_t rank = want.size();
+  bool same = true;
+  for (size_t d = 0; d < rank && same; ++d)
+    same = have[d].axes == want[d].axes && have[d].at == want[d].at;
+  if (same)
     return 0;
-  return double(getReceivedElements(have, want)) * elementBytes;
+  // Group the dimensions that depend on a common axis.
+  std::vector<size_t> parent(rank);
+  for (size_t d = 0; d < rank; ++d)
+    parent[d] = d;
+  auto find = [&](size_t d) {
+    while (parent[d] != d)
+      d = parent[d] = parent[parent[d]];
+    return d;
+  };
+  std::vector<int> owner(grid.shape.size(), -1);
+  std::vector<std::vector<unsigned>> axes(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    axes[d] = unite(have[d].axes, want[d].axes);
+    for (unsigned a : axes[d]) {
+      if (owner[a] < 0)
+        owner[a] = d;
+      else
+        parent[find(d)] = find(owner[a]);
+    }
+  }
+  // The axes no dimension depends on repeat every sum.
+  int64_t wanted = 1, held = 1;
+  for (unsigned a = 0; a < grid.shape.size(); ++a)
+    if (owner[a] < 0) {
+      wanted *= grid.shape[a];
+      held *= grid.shape[a];
+    }
+  for (size_t root = 0; root < rank; ++root) {
+    if (find(root) != root)
+      continue;
+    std::vector<size_t> dims;
+    std::vector<unsigned> all;
+    for (size_t d = 0; d < rank; ++d)
+      if (find(d) == root) {
+        dims.push_back(d);
+        all = unite(all, axes[d]);
+      }
+    std::vector<std::vector<std::pair<size_t, size_t>>> wantStrides,
+        haveStrides;
+    for (size_t d : dims) {
+      wantStrides.push_back(getStrides(want[d], all, grid));
+      haveStrides.push_back(getStrides(have[d], all, grid));
+    }
+    auto at = [](const DimRanges &dim,
+                 const std::vector<std::pair<size_t, size_t>> &strides,
+                 const std::vector<int64_t> &coords) {
+      size_t index = 0;
+      for (auto [pos, stride] : strides)
+        index += coords[pos] * stride;
+      return dim.at[index];
+    };
+    int64_t sumWanted = 0, sumHeld = 0;
+    forEachCoords(all, grid, [&](const std::vector<int64_t> &c) {
+      int64_t w = 1, h = 1;
+      for (size_t x = 0; x < dims.size(); ++x) {
+        auto mine = at(want[dims[x]], wantStrides[x], c);
+        auto there = at(have[dims[x]], haveStrides[x], c);
+        w *= getLength(mine);
+        h *= getLength({std::max(mine.first, there.first),
+                        std::min(mine.second, there.second)});
+      }
+      sumWanted += w;
+      sumHeld += h;
+    });
+    wanted *= sumWanted;
+    held *= sumHeld;
+  }
+  return wanted - held;
 }
 
-RankBoxes ProgramCostModel::getInputRegions(int o, unsigned j,
-                                            const RankBoxes &iteration) const {
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+std::optional<GridRegion>
+ProgramCostModel::getLayout(int t, const std::vector<Tiling> &tilings,
+                            std::string &message) const {
+  const Shape &shape = graph.tensors[t].shape;
+  if (tilings.size() != grid.shape.size()) {
+    message = "the layout has " + std::to_string(tilings.size()) +
+              " steps but the grid has " + std::to_string(grid.shape.size()) +
+              " axes";
+    return std::nullopt;
+  }
+  std::vector<int> dims;
+  for (size_t i = 0; i < tilings.size(); ++i) {
+    const Tiling &tiling = tilings[i];
+    if (tiling.kind == Tiling::Kind::Replicate) {
+      dims.push_back(-1);
+      continue;
+    }
+    if (tiling.kind != Tiling::Kind::Cut || tiling.dim >= shape.size()) {
+      message = "step " + std::to_string(i) + " has tiling '" + tiling.str() +
+                "', not a cut of one of the " + std::to_string(shape.size()) +
+                " dimensions or a replica";
+      return std::nullopt;
+    }
+    dims.push_back(tiling.dim);
+  }
+  return split(shape, dims, grid, message);
+}
+
+std::optional<GridRegion>
+ProgramCostModel::getIteration(int o, const std::vector<int> &cutVars,
+                               std::string &message) const {
+  const std::vector<int64_t> &extents = spaces[o].extents;
+  if (cutVars.size() != grid.shape.size()) {
+    message = "the operator has " + std::to_string(cutVars.size()) +
+              " strategies but the grid has " +
+              std::to_string(grid.shape.size()) + " axes";
+    return std::nullopt;
+  }
+  for (int v : cutVars)
+    if (v >= 0 && (size_t)v >= extents.size()) {
+      message = "loop " + std::to_string(v) + " is out of range";
+      return std::nullopt;
+    }
+  return split(extents, cutVars, grid, message);
+}
+
+/// The regions of `input` that `desc` reads over each rank's iteration
+/// box, rank by rank with getReadRegion; std::nullopt when no rank reads.
+static std::optional<RankBoxes>
+getRegionsByRank(const tdl::OpDesc &desc, const LoopSpace &space,
+                 unsigned input, const Shape &shape,
+                 const GridRegion &iteration, const ProcessGrid &grid) {
+  std::vector<unsigned> all;
+  for (unsigned a = 0; a < grid.shape.size(); ++a)
+    all.push_back(a);
+  RankBoxes boxes;
+  bool read = false, failed = false;
+  std::string message;
+  forEachCoords(all, grid, [&](const std::vector<int64_t> &c) {
+    if (failed)
+      return;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (const DimRanges &v : iteration)
+      ranges.push_back(getAt(v, all, c, grid));
+    bool mine = false;
+    std::optional<Box> region =
+        getReadRegion(desc, space, input, shape, ranges, mine, message);
+    failed = !region;
+    if (region)
+      boxes.push_back(std::move(*region));
+    read |= mine;
+  });
+  if (failed || !read)
+    return std::nullopt;
+  return boxes;
+}
+
+std::optional<GridRegion>
+ProgramCostModel::getInputRegions(int o, unsigned j,
+                                  const GridRegion &iteration) const {
   const OpNode &node = graph.ops[o];
   int t = node.inputs[j];
   if (t < 0 || !held[t])
-    return {};
+    return std::nullopt;
   const Shape &shape = graph.tensors[t].shape;
   // A captured tensor is read whole by every rank.
   if (j >= node.firstCaptured)
-    return RankBoxes(iteration.size(), Box::whole(shape));
-  RankBoxes regions;
-  bool read = false;
-  if (const auto &accesses = simpleAccesses[o][j]; !accesses.empty()) {
-    for (const Box &box : iteration) {
-      Box region;
-      for (const std::vector<int> &dims : accesses)
-        for (size_t d = 0; d < dims.size(); ++d) {
-          int v = dims[d];
-          int64_t lo = v == kWhole ? 0 : std::max<int64_t>(box.lo[v], 0);
-          int64_t hi = v == kWhole ? shape[d] - 1
-                                   : std::min<int64_t>(box.hi[v], shape[d] - 1);
-          if (region.lo.size() <= d) {
-            region.lo.push_back(lo);
-            region.hi.push_back(hi);
-          } else {
-            region.lo[d] = std::min(region.lo[d], lo);
-            region.hi[d] = std::max(region.hi[d], hi);
+    return getWhole(shape);
+  std::vector<const tdl::Expr *> accesses = getInputAccesses(*node.desc, j);
+  if (accesses.empty())
+    return std::nullopt;
+  const std::vector<std::vector<int>> &simple = simpleAccesses[o][j];
+  const LoopSpace &space = spaces[o];
+  // Each dimension's hull over the accesses depends only on the loops it is
+  // read with, unless an access reads nothing on some rank: such an access
+  // drops out of that rank's hull in every dimension, and the regions are
+  // then taken rank by rank.
+  GridRegion regions(shape.size());
+  bool separable = true;
+  std::string message;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const DimRanges &v : iteration)
+    ranges.push_back(v.at.front());
+  for (size_t d = 0; d < shape.size() && separable; ++d) {
+    DimRanges &dim = regions[d];
+    for (int v : readVars[o][j][d])
+      dim.axes = unite(dim.axes, iteration[v].axes);
+    forEachCoords(dim.axes, grid, [&](const std::vector<int64_t> &c) {
+      if (!separable)
+        return;
+      for (int v : readVars[o][j][d])
+        ranges[v] = getAt(iteration[v], dim.axes, c, grid);
+      std::pair<int64_t, int64_t> hull;
+      for (size_t a = 0; a < accesses.size(); ++a) {
+        std::optional<std::pair<int64_t, int64_t>> range;
+        if (!simple.empty()) {
+          // Bare variables and whole dimensions, clamped and hulled as
+          // tofu-partition takes them.
+          int v = simple[a][d];
+          range = v == kWhole
+                      ? std::pair<int64_t, int64_t>{0, shape[d] - 1}
+                      : std::pair{std::max<int64_t>(ranges[v].first, 0),
+                                  std::min<int64_t>(ranges[v].second,
+                                                    shape[d] - 1)};
+        } else {
+          range = getIndexRange(accesses[a]->indices[d], space, shape[d],
+                                ranges, message);
+          if (!range || range->second < range->first) {
+            separable = false;
+            return;
           }
         }
-      regions.push_back(std::move(region));
+        hull = a == 0 ? *range
+                      : std::pair{std::min(hull.first, range->first),
+                                  std::max(hull.second, range->second)};
+      }
+      dim.at.push_back(hull);
+    });
+  }
+  if (!separable) {
+    std::optional<RankBoxes> boxes = getRegionsByRank(
+        *node.desc, space, j, shape, iteration, grid);
+    if (!boxes)
+      return std::nullopt;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      DimRanges &dim = regions[d];
+      dim.axes.clear();
+      for (unsigned a = 0; a < grid.shape.size(); ++a)
+        dim.axes.push_back(a);
+      dim.at.clear();
+      for (const Box &box : *boxes)
+        dim.at.push_back({box.lo[d], box.hi[d]});
     }
-    read = true;
   }
-  for (const Box &box : read ? RankBoxes() : iteration) {
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    for (size_t v = 0; v < box.lo.size(); ++v)
-      ranges.push_back({box.lo[v], box.hi[v]});
-    std::string message;
-    bool mine = false;
-    std::optional<Box> region = getReadRegion(*node.desc, spaces[o], j, shape,
-                                              ranges, mine, message);
-    if (!region)
-      return {};
-    read |= mine;
-    regions.push_back(std::move(*region));
-  }
-  if (!read)
-    return {};
-  // Ranks that read regions of different shapes fetch same-shaped windows.
-  if (!haveUniformShape(regions))
-    regions = getUniformWindows(regions, shape);
+  // Ranks that read regions of different shapes fetch same-shaped windows
+  // (getUniformWindows of Distribution.h).
+  bool uniform = true;
+  for (const DimRanges &dim : regions)
+    for (auto range : dim.at)
+      uniform &= range.second - range.first ==
+                 dim.at.front().second - dim.at.front().first;
+  if (!uniform)
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t extent = 0;
+      for (auto range : regions[d].at)
+        extent = std::max(extent, range.second - range.first + 1);
+      for (auto &range : regions[d].at) {
+        range.first = std::clamp<int64_t>(range.first, 0, shape[d] - extent);
+        range.second = range.first + extent - 1;
+      }
+    }
   return regions;
 }
 
-double ProgramCostModel::getFetchBytes(int t, const RankBoxes &regions,
-                                       const RankBoxes &layout) const {
-  if (regions.empty())
+double
+ProgramCostModel::getFetchBytes(int t, const std::optional<GridRegion> &regions,
+                                const GridRegion &layout) const {
+  if (!regions)
     return 0;
-  return fetchBytes(layout, regions, graph.tensors[t].elementBytes);
+  return double(getReceived(layout, *regions, grid)) *
+         graph.tensors[t].elementBytes;
 }
 
 double ProgramCostModel::getOutputBytes(int o, unsigned j,
-                                        const RankBoxes &iteration,
+                                        const GridRegion &iteration,
                                         const std::vector<int> &cutVars,
                                         const std::vector<Tiling> &tilings,
-                                        const RankBoxes &layout) const {
+                                        const GridRegion &layout) const {
   int t = graph.ops[o].outputs[j];
   if (t < 0)
     return 0;
   const std::vector<int> &vars = outputVars[o][j];
   int64_t elementBytes = graph.tensors[t].elementBytes;
   // The region each rank computes: its box's range of every output variable.
-  RankBoxes boxes;
-  for (const Box &it : iteration) {
-    Box box;
-    for (int v : vars) {
-      box.lo.push_back(v >= 0 ? it.lo[v] : 0);
-      box.hi.push_back(v >= 0 ? it.hi[v] : -1);
-    }
-    boxes.push_back(std::move(box));
+  GridRegion boxes;
+  Shape local;
+  for (int v : vars) {
+    boxes.push_back(v >= 0 ? iteration[v] : DimRanges{{}, {{0, -1}}});
+    local.push_back(getLength(boxes.back().at.front()));
   }
   double bytes = 0;
-  Shape local = getBoxShape(boxes.front());
   int64_t ranks = grid.size();
   for (size_t axis = 0; axis < cutVars.size(); ++axis) {
     int v = cutVars[axis];
@@ -205,17 +507,37 @@ double ProgramCostModel::getOutputBytes(int o, unsigned j,
     if (target.kind == Tiling::Kind::Cut && target.dim < local.size() &&
         local[target.dim] % k == 0) {
       bytes += double(ranks) * (k - 1) / k * elements * elementBytes;
-      local[target.dim] /= k;
-      for (size_t r = 0; r < boxes.size(); ++r) {
-        Box &box = boxes[r];
-        box.lo[target.dim] += grid.getCoords(r)[axis] * local[target.dim];
-        box.hi[target.dim] = box.lo[target.dim] + local[target.dim] - 1;
-      }
+      // The reduce-scatter splits the dimension at this axis.
+      int64_t chunk = local[target.dim] /= k;
+      const DimRanges &dim = boxes[target.dim];
+      DimRanges next;
+      next.axes = unite(dim.axes, {unsigned(axis)});
+      size_t pos = std::find(next.axes.begin(), next.axes.end(), axis) -
+                   next.axes.begin();
+      forEachCoords(next.axes, grid, [&](const std::vector<int64_t> &c) {
+        int64_t lo = getAt(dim, next.axes, c, grid).first + c[pos] * chunk;
+        next.at.push_back({lo, lo + chunk - 1});
+      });
+      boxes[target.dim] = std::move(next);
     } else {
       bytes += double(ranks) * 2 * (k - 1) / k * elements * elementBytes;
     }
   }
-  return bytes + fetchBytes(boxes, layout, elementBytes);
+  return bytes + double(getReceived(boxes, layout, grid)) * elementBytes;
+}
+
+std::optional<double> ProgramCostModel::getFeedBytes(
+    const std::vector<std::vector<Tiling>> &tilings,
+    std::string &message) const {
+  double bytes = 0;
+  for (auto [result, arg] : graph.feeds) {
+    std::optional<GridRegion> held = getLayout(result, tilings[result], message);
+    std::optional<GridRegion> want = getLayout(arg, tilings[arg], message);
+    if (!held || !want)
+      return std::nullopt;
+    bytes += getFetchBytes(result, want, *held);
+  }
+  return bytes;
 }
 
 std::optional<ProgramBytes>
@@ -224,10 +546,9 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
     message = error;
     return std::nullopt;
   }
-  std::vector<RankBoxes> layouts;
+  std::vector<GridRegion> layouts;
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
-    std::optional<RankBoxes> layout = getLayoutBoxes(
-        graph.tensors[t].shape, plan.tilings[t], grid, message);
+    std::optional<GridRegion> layout = getLayout(t, plan.tilings[t], message);
     if (!layout) {
       message = graph.tensors[t].name + ": " + message;
       return std::nullopt;
@@ -238,8 +559,8 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
   out.tensorBytes.assign(graph.tensors.size(), 0);
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const OpNode &node = graph.ops[o];
-    std::optional<RankBoxes> iteration = getIterationBoxes(
-        spaces[o].extents, plan.cutVars[o], grid, message);
+    std::optional<GridRegion> iteration =
+        getIteration(o, plan.cutVars[o], message);
     if (!iteration) {
       message = node.name + " (operator " + std::to_string(o) + "): " + message;
       return std::nullopt;

@@ -613,13 +613,42 @@ std::vector<const Expr *> tofu::getInputAccesses(const OpDesc &desc,
   return mine;
 }
 
+std::optional<std::pair<int64_t, int64_t>>
+tofu::getIndexRange(const IndexExpr &idx, const LoopSpace &space,
+                    int64_t extent,
+                    const std::vector<std::pair<int64_t, int64_t>> &ranges,
+                    std::string &error) {
+  // The common indices need no interval arithmetic.
+  if (int v = idx.isVar() ? space.lookup(idx.var) : -1; v >= 0)
+    return std::pair{std::max<int64_t>(ranges[v].first, 0),
+                     std::min<int64_t>(ranges[v].second, extent - 1)};
+  if (idx.isWhole())
+    return std::pair<int64_t, int64_t>{0, extent - 1};
+  unsigned n = space.vars.size();
+  std::vector<SymbolicInterval> env;
+  for (unsigned v = 0; v < n; ++v)
+    env.push_back(SymbolicInterval::constantRange(
+        n, Rational(ranges[v].first), Rational(ranges[v].second)));
+  auto iv = evaluateIndex(idx, space, env, extent, error);
+  if (!iv)
+    return std::nullopt;
+  if (!iv->isValid()) {
+    error = "index '" + printIndexExpr(idx) +
+            "' reaches indices beyond 64-bit integers";
+    return std::nullopt;
+  }
+  auto [lo, hi] = iv->evaluate(space.extents);
+  if (!isIntervalExact(idx))
+    if (auto exact = enumerateIndexRange(idx, space, ranges, 1u << 16))
+      std::tie(lo, hi) = *exact;
+  return std::pair{std::max<int64_t>(lo, 0), std::min<int64_t>(hi, extent - 1)};
+}
+
 std::optional<Box>
 tofu::getReadRegion(const OpDesc &desc, const LoopSpace &space, unsigned input,
                     const Shape &shape,
-                          const std::vector<std::pair<int64_t, int64_t>> &ranges,
+                    const std::vector<std::pair<int64_t, int64_t>> &ranges,
                     bool &read, std::string &error) {
-  unsigned n = space.vars.size();
-  std::vector<SymbolicInterval> env;
   Box region;
   region.lo.assign(shape.size(), 0);
   region.hi.assign(shape.size(), -1);
@@ -627,36 +656,12 @@ tofu::getReadRegion(const OpDesc &desc, const LoopSpace &space, unsigned input,
   for (const Expr *access : getInputAccesses(desc, input)) {
     Box box;
     for (unsigned d = 0; d < shape.size(); ++d) {
-      const IndexExpr &idx = access->indices[d];
-      // The common accesses need no interval arithmetic.
-      if (int v = idx.isVar() ? space.lookup(idx.var) : -1; v >= 0) {
-        box.lo.push_back(std::max<int64_t>(ranges[v].first, 0));
-        box.hi.push_back(std::min<int64_t>(ranges[v].second, shape[d] - 1));
-        continue;
-      }
-      if (idx.isWhole()) {
-        box.lo.push_back(0);
-        box.hi.push_back(shape[d] - 1);
-        continue;
-      }
-      if (env.empty())
-        for (unsigned v = 0; v < n; ++v)
-          env.push_back(SymbolicInterval::constantRange(
-              n, Rational(ranges[v].first), Rational(ranges[v].second)));
-      auto iv = evaluateIndex(idx, space, env, shape[d], error);
-      if (!iv)
+      auto range =
+          getIndexRange(access->indices[d], space, shape[d], ranges, error);
+      if (!range)
         return std::nullopt;
-      if (!iv->isValid()) {
-        error = "access '" + printExpr(*access) +
-                "' reaches indices beyond 64-bit integers";
-        return std::nullopt;
-      }
-      auto [lo, hi] = iv->evaluate(space.extents);
-      if (!isIntervalExact(idx))
-        if (auto exact = enumerateIndexRange(idx, space, ranges, 1u << 16))
-          std::tie(lo, hi) = *exact;
-      box.lo.push_back(std::max<int64_t>(lo, 0));
-      box.hi.push_back(std::min<int64_t>(hi, shape[d] - 1));
+      box.lo.push_back(range->first);
+      box.hi.push_back(range->second);
     }
     if (box.volume() == 0)
       continue;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Partition/Distribution.h"
 #include "tofu/Partition/ProgramCost.h"
 #include "tofu/Partition/Search.h"
 #include "tofu/Partition/Coarsening.h"
@@ -19,6 +20,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -762,6 +764,149 @@ TEST(SearchTest, ProgramModelCountsTheFlatGrid) {
   // A cut that does not divide is an error, not a count.
   plan.tilings[0] = {c0, Tiling::cut(7)};
   EXPECT_FALSE(model.evaluate(plan, error));
+}
+
+/// What the program model counts for input `j` of operator 0 and for its
+/// output, computed rank by rank from the boxes of Distribution.h: the
+/// definition that the model's factored sums must reproduce.
+static std::pair<int64_t, double>
+countRankByRank(const Graph &g, unsigned j, const ProcessGrid &grid,
+                const std::vector<int> &cutVars, const std::vector<Tiling> &in,
+                const std::vector<Tiling> &out) {
+  const OpNode &node = g.ops[0];
+  std::string error;
+  LoopSpace space = *inferLoopSpace(*node.desc, node.shapes, error);
+  RankBoxes iteration =
+      *getIterationBoxes(space.extents, cutVars, grid, error);
+  const Shape &shape = g.tensors[node.inputs[j]].shape;
+  RankBoxes regions;
+  for (const Box &box : iteration) {
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (size_t v = 0; v < box.lo.size(); ++v)
+      ranges.push_back({box.lo[v], box.hi[v]});
+    bool read = false;
+    regions.push_back(*getReadRegion(*node.desc, space, j, shape, ranges,
+                                     read, error));
+  }
+  if (!haveUniformShape(regions))
+    regions = getUniformWindows(regions, shape);
+  int64_t fetched = getReceivedElements(
+      *getLayoutBoxes(shape, in, grid, error), regions);
+  // The output: reduce-scatter (or all-reduce) per axis that cuts a
+  // reduction loop, then a fetch into the layout.
+  std::vector<int> vars;
+  for (const std::string &v : node.desc->outputs[0].vars)
+    vars.push_back(space.lookup(v));
+  RankBoxes boxes;
+  for (const Box &it : iteration) {
+    Box box;
+    for (int v : vars) {
+      box.lo.push_back(it.lo[v]);
+      box.hi.push_back(it.hi[v]);
+    }
+    boxes.push_back(box);
+  }
+  Shape local = getBoxShape(boxes.front());
+  double reduced = 0;
+  for (size_t axis = 0; axis < cutVars.size(); ++axis) {
+    if (cutVars[axis] < 0 || std::count(vars.begin(), vars.end(), cutVars[axis]))
+      continue;
+    int64_t k = grid.shape[axis];
+    double elements = double(getNumElements(local)) * grid.size() * 4;
+    if (out[axis].kind == Tiling::Kind::Cut && local[out[axis].dim] % k == 0) {
+      reduced += elements * (k - 1) / k;
+      local[out[axis].dim] /= k;
+      for (size_t r = 0; r < boxes.size(); ++r) {
+        Box &box = boxes[r];
+        box.lo[out[axis].dim] += grid.getCoords(r)[axis] * local[out[axis].dim];
+        box.hi[out[axis].dim] = box.lo[out[axis].dim] + local[out[axis].dim] - 1;
+      }
+    } else {
+      reduced += elements * 2 * (k - 1) / k;
+    }
+  }
+  Shape outShape = g.tensors[node.outputs[0]].shape;
+  reduced += 4.0 * getReceivedElements(
+                       boxes, *getLayoutBoxes(outShape, out, grid, error));
+  return {fetched, reduced};
+}
+
+TEST(SearchTest, ProgramModelFactorsTheSumOverRanks) {
+  struct Case {
+    const char *desc;
+    std::vector<Shape> inputs;
+    Shape output;
+  };
+  // Bare variables, a transpose, halos clamped at the edges (ranks read
+  // regions of different shapes), a stride, a tensor read twice with its
+  // dimensions swapped, and reductions.
+  std::vector<Case> cases = {
+      {"(i, j) = sum(k) A[i, k] * B[k, j]", {{12, 8}, {8, 6}}, {12, 6}},
+      {"(i, j) = A[j, i]", {{6, 12}}, {12, 6}},
+      {"(i, j) = sum(c, d) A[c, j + d - 1] * F[c, i, d]",
+       {{4, 12}, {4, 6, 3}}, {6, 12}},
+      {"(i, j) = sum(d) A[i, 2 * j + d]", {{6, 25}}, {6, 12}},
+      {"(i, j) = A[i, j] + A[j, i]", {{12, 12}}, {12, 12}},
+      {"(i) = sum(j) A[i, j]", {{12, 8}}, {12}},
+  };
+  std::vector<ProcessGrid> grids = {
+      {{3}}, {{2, 2}}, {{2, 3}}, {{2, 2, 2}}, {{4, 2}}, {{3, 2, 2}}};
+  std::mt19937 rng(11);
+  unsigned compared = 0;
+  for (const Case &c : cases) {
+    Builder b;
+    std::vector<int> inputs;
+    for (const Shape &shape : c.inputs)
+      inputs.push_back(b.tensor("%in" + std::to_string(inputs.size()), shape,
+                                TensorRole::Input));
+    b.op("op", desc(c.desc), inputs, c.output);
+    Graph g = b.finish();
+    std::string error;
+    LoopSpace space =
+        *inferLoopSpace(*g.ops[0].desc, g.ops[0].shapes, error);
+    for (const ProcessGrid &grid : grids) {
+      ProgramCostModel model(g, grid);
+      ASSERT_EQ(model.getError(), "");
+      auto pick = [&](int n) {
+        return std::uniform_int_distribution<int>(-1, n - 1)(rng);
+      };
+      auto tilings = [&](size_t rank) {
+        std::vector<Tiling> t;
+        for (size_t a = 0; a < grid.shape.size(); ++a) {
+          int d = pick(rank);
+          t.push_back(d < 0 ? Tiling::replicate() : Tiling::cut(d));
+        }
+        return t;
+      };
+      for (int trial = 0; trial < 60; ++trial) {
+        std::vector<int> cutVars;
+        for (size_t a = 0; a < grid.shape.size(); ++a)
+          cutVars.push_back(pick(space.extents.size()));
+        auto iteration = model.getIteration(0, cutVars, error);
+        unsigned j = std::uniform_int_distribution<unsigned>(
+            0, inputs.size() - 1)(rng);
+        std::vector<Tiling> in = tilings(c.inputs[j].size());
+        std::vector<Tiling> out = tilings(c.output.size());
+        auto inLayout = model.getLayout(inputs[j], in, error);
+        auto outLayout = model.getLayout(g.ops[0].outputs[0], out, error);
+        if (!iteration || !inLayout || !outLayout)
+          continue;
+        auto [fetched, reduced] =
+            countRankByRank(g, j, grid, cutVars, in, out);
+        EXPECT_EQ(model.getFetchBytes(
+                      inputs[j], model.getInputRegions(0, j, *iteration),
+                      *inLayout),
+                  4.0 * fetched)
+            << c.desc << " input " << j << " trial " << trial;
+        EXPECT_DOUBLE_EQ(model.getOutputBytes(0, 0, *iteration, cutVars, out,
+                                              *outLayout),
+                         reduced)
+            << c.desc << " trial " << trial;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 500u);
 }
 
 TEST(SearchTest, BruteForceRefusesLargeGraphs) {

@@ -32,10 +32,10 @@
 #include "tofu/Partition/Graph.h"
 #include "tofu/Partition/Topology.h"
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tofu {
@@ -180,8 +180,8 @@ public:
                          unsigned k, std::string &error);
 
 private:
-  std::map<std::string, std::shared_ptr<StrategySet>> sets;
-  std::map<std::string, std::string> failures;
+  std::unordered_map<std::string, std::shared_ptr<StrategySet>> sets;
+  std::unordered_map<std::string, std::string> failures;
 };
 
 /// The feasible choices and the edge costs of one step.

@@ -18,13 +18,16 @@
 namespace tofu {
 
 /// Evaluates fixed tilings and choices for every step (an imported plan).
-/// Fails with a message when a choice is not feasible.
+/// Fails with a message when a choice is not feasible. The leading steps
+/// whose choices equal those of `start`, a plan already evaluated, are
+/// taken from it, with its remarks.
 std::optional<Plan>
 evaluatePlan(const Graph &graph, const Topology &topology,
              const SearchOptions &options,
              const std::vector<std::vector<Tiling>> &tilings,
              const std::vector<std::vector<std::string>> &strategies,
-             std::string &error, StrategyCache *cache = nullptr);
+             std::string &error, StrategyCache *cache = nullptr,
+             const Plan *start = nullptr);
 
 } // namespace tofu
 

@@ -23,6 +23,13 @@
 // the program runs it, so that the search can minimise what really moves
 // and the plan states what the runtime will count.
 //
+// Regions are not kept per rank. A dimension's interval depends only on the
+// coordinates of the grid axes that cut it (or cut the loops that index
+// it), so a region is kept per dimension over those axes (GridRegion), and
+// a sum over the ranks factors into sums over groups of dimensions that
+// share axes. On a grid of 2^10 ranks a tensor cut along three dimensions
+// is then summed over at most a few dozen coordinates, not 1024 boxes.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_PARTITION_PROGRAMCOST_H
@@ -46,6 +53,20 @@ struct GridPlan {
   std::vector<std::vector<int>> cutVars;
 };
 
+/// One dimension of a region that every rank of the grid holds or reads:
+/// its interval at each combination of the coordinates of the few grid axes
+/// it depends on.
+struct DimRanges {
+  /// The grid axes the interval depends on, ascending.
+  std::vector<unsigned> axes;
+  /// The inclusive interval [lo, hi] at each combination of coordinates of
+  /// `axes`, row-major (the first axis varies slowest); hi < lo is empty.
+  std::vector<std::pair<int64_t, int64_t>> at;
+};
+
+/// A region per rank of the grid, factored by dimension.
+using GridRegion = std::vector<DimRanges>;
+
 /// Bytes received per training step, summed over ranks.
 struct ProgramBytes {
   /// Per tensor: the fetches of its regions and the reductions and fetches
@@ -61,32 +82,43 @@ public:
 
   const std::string &getError() const { return error; }
   const ProcessGrid &getGrid() const { return grid; }
+  /// False for tensors the ranks never hold in a layout (sources, and fills
+  /// of a scalar), which are built where they are read.
+  bool isHeld(int t) const { return held[t]; }
 
   /// The boxes of tensor `t` laid out with `tilings` (one per axis), or
   /// std::nullopt when a cut does not divide.
-  std::optional<RankBoxes> getLayout(int t,
-                                     const std::vector<Tiling> &tilings) const;
+  std::optional<GridRegion> getLayout(int t, const std::vector<Tiling> &tilings,
+                                      std::string &message) const;
   /// The iteration boxes of operator `o`, or std::nullopt when a cut loop
   /// does not divide.
-  std::optional<RankBoxes> getIteration(int o,
-                                        const std::vector<int> &cutVars) const;
+  std::optional<GridRegion> getIteration(int o,
+                                         const std::vector<int> &cutVars,
+                                         std::string &message) const;
 
   /// The regions of input `j` of operator `o` that the ranks fetch over
   /// their iteration boxes (same-shaped windows where the regions differ in
-  /// shape); empty when nothing is fetched (an unread input, a source or a
-  /// rebuilt fill).
-  RankBoxes getInputRegions(int o, unsigned j,
-                            const RankBoxes &iteration) const;
+  /// shape); std::nullopt when nothing is fetched (an unread input, a
+  /// source or a rebuilt fill).
+  std::optional<GridRegion> getInputRegions(int o, unsigned j,
+                                            const GridRegion &iteration) const;
   /// Bytes to give every rank its `regions` of tensor `t` held in `layout`.
-  double getFetchBytes(int t, const RankBoxes &regions,
-                       const RankBoxes &layout) const;
+  double getFetchBytes(int t, const std::optional<GridRegion> &regions,
+                       const GridRegion &layout) const;
   /// Bytes to bring output `j` of operator `o`, computed over `iteration`
   /// with loops `cutVars`, into its tensor's `layout` laid out with
   /// `tilings`.
-  double getOutputBytes(int o, unsigned j, const RankBoxes &iteration,
+  double getOutputBytes(int o, unsigned j, const GridRegion &iteration,
                         const std::vector<int> &cutVars,
                         const std::vector<Tiling> &tilings,
-                        const RankBoxes &layout) const;
+                        const GridRegion &layout) const;
+
+  /// Bytes to return the fed-back results of the graph (Graph::feeds) into
+  /// their arguments' layouts, each tensor `t` laid out with `tilings[t]`;
+  /// std::nullopt when a layout does not divide.
+  std::optional<double>
+  getFeedBytes(const std::vector<std::vector<Tiling>> &tilings,
+               std::string &message) const;
 
   /// Evaluates a complete plan. Fails with a message when a layout or an
   /// iteration space does not divide.
@@ -104,6 +136,9 @@ private:
   /// index; empty when an access needs interval arithmetic.
   static constexpr int kWhole = -1, kOther = -2;
   std::vector<std::vector<std::vector<std::vector<int>>>> simpleAccesses;
+  /// Per operator, input and dimension: the loop variables that the
+  /// input's accesses read that dimension with.
+  std::vector<std::vector<std::vector<std::vector<int>>>> readVars;
   /// Per operator and output: the loop variable of each output dimension.
   std::vector<std::vector<std::vector<int>>> outputVars;
   /// Per tensor: whether the ranks hold it in its layout (false for sources

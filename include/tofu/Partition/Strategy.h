@@ -125,6 +125,17 @@ std::optional<StrategySet> discoverStrategies(const tdl::OpDesc &desc,
 std::vector<const tdl::Expr *> getInputAccesses(const tdl::OpDesc &desc,
                                                 unsigned input);
 
+/// The inclusive range of index `idx` into a dimension of `extent` when each
+/// loop variable `v` ranges over the inclusive `ranges[v]`, clamped to the
+/// dimension (hi < lo when it falls outside). Slices and opaque indices
+/// cover the whole dimension. Fails with a message when the index is not
+/// affine.
+std::optional<std::pair<int64_t, int64_t>>
+getIndexRange(const tdl::IndexExpr &idx, const LoopSpace &space,
+              int64_t extent,
+              const std::vector<std::pair<int64_t, int64_t>> &ranges,
+              std::string &error);
+
 /// The hull of every element of input `input` that `desc` reads when each
 /// loop variable `v` ranges over the inclusive `ranges[v]`, clamped to the
 /// input's `shape`. This is the region one rank reads over its iteration
