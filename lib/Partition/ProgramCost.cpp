@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
 
 using namespace tofu;
 
@@ -340,37 +341,6 @@ ProgramCostModel::getIteration(int o, const std::vector<int> &cutVars,
   return split(extents, cutVars, grid, message);
 }
 
-/// The regions of `input` that `desc` reads over each rank's iteration
-/// box, rank by rank with getReadRegion; std::nullopt when no rank reads.
-static std::optional<RankBoxes>
-getRegionsByRank(const tdl::OpDesc &desc, const LoopSpace &space,
-                 unsigned input, const Shape &shape,
-                 const GridRegion &iteration, const ProcessGrid &grid) {
-  std::vector<unsigned> all;
-  for (unsigned a = 0; a < grid.shape.size(); ++a)
-    all.push_back(a);
-  RankBoxes boxes;
-  bool read = false, failed = false;
-  std::string message;
-  forEachCoords(all, grid, [&](const std::vector<int64_t> &c) {
-    if (failed)
-      return;
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    for (const DimRanges &v : iteration)
-      ranges.push_back(getAt(v, all, c, grid));
-    bool mine = false;
-    std::optional<Box> region =
-        getReadRegion(desc, space, input, shape, ranges, mine, message);
-    failed = !region;
-    if (region)
-      boxes.push_back(std::move(*region));
-    read |= mine;
-  });
-  if (failed || !read)
-    return std::nullopt;
-  return boxes;
-}
-
 std::optional<GridRegion>
 ProgramCostModel::getInputRegions(int o, unsigned j,
                                   const GridRegion &iteration) const {
@@ -387,66 +357,100 @@ ProgramCostModel::getInputRegions(int o, unsigned j,
     return std::nullopt;
   const std::vector<std::vector<int>> &simple = simpleAccesses[o][j];
   const LoopSpace &space = spaces[o];
-  // Each dimension's hull over the accesses depends only on the loops it is
-  // read with, unless an access reads nothing on some rank: such an access
-  // drops out of that rank's hull in every dimension, and the regions are
-  // then taken rank by rank.
-  GridRegion regions(shape.size());
-  bool separable = true;
-  std::string message;
-  std::vector<std::pair<int64_t, int64_t>> ranges;
+  size_t rank = shape.size();
+  // Each access's range in each dimension depends only on the loops that
+  // index the dimension, so on the axes that cut them: ranges[a][d] holds
+  // it at each combination of the coordinates of axes[d].
+  std::vector<std::vector<unsigned>> axes(rank);
+  std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> ranges(
+      accesses.size(), std::vector<std::vector<std::pair<int64_t, int64_t>>>(
+                           rank));
+  std::vector<std::pair<int64_t, int64_t>> env;
   for (const DimRanges &v : iteration)
-    ranges.push_back(v.at.front());
-  for (size_t d = 0; d < shape.size() && separable; ++d) {
-    DimRanges &dim = regions[d];
+    env.push_back(v.at.front());
+  bool failed = false, anyEmpty = false;
+  std::string message;
+  for (size_t d = 0; d < rank && !failed; ++d) {
     for (int v : readVars[o][j][d])
-      dim.axes = unite(dim.axes, iteration[v].axes);
-    forEachCoords(dim.axes, grid, [&](const std::vector<int64_t> &c) {
-      if (!separable)
-        return;
+      axes[d] = unite(axes[d], iteration[v].axes);
+    forEachCoords(axes[d], grid, [&](const std::vector<int64_t> &c) {
       for (int v : readVars[o][j][d])
-        ranges[v] = getAt(iteration[v], dim.axes, c, grid);
-      std::pair<int64_t, int64_t> hull;
-      for (size_t a = 0; a < accesses.size(); ++a) {
+        env[v] = getAt(iteration[v], axes[d], c, grid);
+      for (size_t a = 0; a < accesses.size() && !failed; ++a) {
         std::optional<std::pair<int64_t, int64_t>> range;
         if (!simple.empty()) {
-          // Bare variables and whole dimensions, clamped and hulled as
-          // tofu-partition takes them.
+          // Bare variables and whole dimensions, as tofu-partition reads
+          // them.
           int v = simple[a][d];
           range = v == kWhole
                       ? std::pair<int64_t, int64_t>{0, shape[d] - 1}
-                      : std::pair{std::max<int64_t>(ranges[v].first, 0),
-                                  std::min<int64_t>(ranges[v].second,
+                      : std::pair{std::max<int64_t>(env[v].first, 0),
+                                  std::min<int64_t>(env[v].second,
                                                     shape[d] - 1)};
         } else {
-          range = getIndexRange(accesses[a]->indices[d], space, shape[d],
-                                ranges, message);
-          if (!range || range->second < range->first) {
-            separable = false;
-            return;
-          }
+          range = getIndexRange(accesses[a]->indices[d], space, shape[d], env,
+                                message);
+          failed = !range;
+          anyEmpty |= range && range->second < range->first;
         }
-        hull = a == 0 ? *range
-                      : std::pair{std::min(hull.first, range->first),
-                                  std::max(hull.second, range->second)};
+        if (range)
+          ranges[a][d].push_back(*range);
       }
-      dim.at.push_back(hull);
     });
   }
-  if (!separable) {
-    std::optional<RankBoxes> boxes = getRegionsByRank(
-        *node.desc, space, j, shape, iteration, grid);
-    if (!boxes)
-      return std::nullopt;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      DimRanges &dim = regions[d];
-      dim.axes.clear();
-      for (unsigned a = 0; a < grid.shape.size(); ++a)
-        dim.axes.push_back(a);
-      dim.at.clear();
-      for (const Box &box : *boxes)
-        dim.at.push_back({box.lo[d], box.hi[d]});
+  if (failed)
+    return std::nullopt;
+  auto hull = [](std::pair<int64_t, int64_t> x, std::pair<int64_t, int64_t> y) {
+    return std::pair{std::min(x.first, y.first), std::max(x.second, y.second)};
+  };
+  GridRegion regions(rank);
+  if (!anyEmpty) {
+    // Every access reads on every rank: each dimension is the hull of the
+    // accesses' ranges in it.
+    for (size_t d = 0; d < rank; ++d) {
+      regions[d].axes = axes[d];
+      regions[d].at = ranges[0][d];
+      for (size_t a = 1; a < accesses.size(); ++a)
+        for (size_t x = 0; x < regions[d].at.size(); ++x)
+          regions[d].at[x] = hull(regions[d].at[x], ranges[a][d][x]);
     }
+  } else {
+    // An access that reads nothing on a rank (empty in some dimension)
+    // drops out of that rank's hull in every dimension (getReadRegion), so
+    // the regions are combined rank by rank.
+    std::vector<unsigned> all;
+    for (unsigned a = 0; a < grid.shape.size(); ++a)
+      all.push_back(a);
+    std::vector<std::vector<std::pair<size_t, size_t>>> strides;
+    for (size_t d = 0; d < rank; ++d) {
+      regions[d].axes = all;
+      strides.push_back(getStrides(DimRanges{axes[d], {}}, all, grid));
+    }
+    bool read = false;
+    forEachCoords(all, grid, [&](const std::vector<int64_t> &c) {
+      std::vector<size_t> index(rank, 0);
+      for (size_t d = 0; d < rank; ++d)
+        for (auto [pos, stride] : strides[d])
+          index[d] += c[pos] * stride;
+      bool mine = false;
+      std::vector<std::pair<int64_t, int64_t>> region(rank, {0, -1});
+      for (size_t a = 0; a < accesses.size(); ++a) {
+        bool reads = true;
+        for (size_t d = 0; d < rank && reads; ++d)
+          reads = getLength(ranges[a][d][index[d]]) > 0;
+        if (!reads)
+          continue;
+        for (size_t d = 0; d < rank; ++d)
+          region[d] = mine ? hull(region[d], ranges[a][d][index[d]])
+                           : ranges[a][d][index[d]];
+        mine = true;
+      }
+      read |= mine;
+      for (size_t d = 0; d < rank; ++d)
+        regions[d].at.push_back(region[d]);
+    });
+    if (!read)
+      return std::nullopt;
   }
   // Ranks that read regions of different shapes fetch same-shaped windows
   // (getUniformWindows of Distribution.h).
@@ -456,7 +460,7 @@ ProgramCostModel::getInputRegions(int o, unsigned j,
       uniform &= range.second - range.first ==
                  dim.at.front().second - dim.at.front().first;
   if (!uniform)
-    for (size_t d = 0; d < shape.size(); ++d) {
+    for (size_t d = 0; d < rank; ++d) {
       int64_t extent = 0;
       for (auto range : regions[d].at)
         extent = std::max(extent, range.second - range.first + 1);
@@ -526,6 +530,33 @@ double ProgramCostModel::getOutputBytes(int o, unsigned j,
   return bytes + double(getReceived(boxes, layout, grid)) * elementBytes;
 }
 
+void ProgramCostModel::appendKey(std::string &key, int64_t value) {
+  key.append(reinterpret_cast<const char *>(&value), sizeof(value));
+}
+
+std::string ProgramCostModel::getEdgeKey(int o, unsigned j,
+                                         bool output) const {
+  const OpNode &node = graph.ops[o];
+  int t = output ? node.outputs[j] : node.inputs[j];
+  std::string key;
+  appendKey(key, reinterpret_cast<intptr_t>(node.desc.get()));
+  appendKey(key, output);
+  appendKey(key, j);
+  appendKey(key, j >= node.firstCaptured);
+  appendKey(key, held[t]);
+  appendKey(key, graph.tensors[t].elementBytes);
+  for (const std::vector<Shape> *shapes :
+       {&node.shapes.inputs, &node.shapes.outputs}) {
+    appendKey(key, shapes->size());
+    for (const Shape &shape : *shapes) {
+      appendKey(key, shape.size());
+      for (int64_t n : shape)
+        appendKey(key, n);
+    }
+  }
+  return key;
+}
+
 std::optional<double> ProgramCostModel::getFeedBytes(
     const std::vector<std::vector<Tiling>> &tilings,
     std::string &message) const {
@@ -557,6 +588,8 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
   }
   ProgramBytes out;
   out.tensorBytes.assign(graph.tensors.size(), 0);
+  // Edges that repeat with the same choices cost the same.
+  std::unordered_map<std::string, double> known;
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const OpNode &node = graph.ops[o];
     std::optional<GridRegion> iteration =
@@ -565,15 +598,27 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
       message = node.name + " (operator " + std::to_string(o) + "): " + message;
       return std::nullopt;
     }
+    auto edge = [&](unsigned j, int t, bool output) {
+      std::string key = getEdgeKey(o, j, output);
+      for (int v : plan.cutVars[o])
+        appendKey(key, v);
+      for (const Tiling &tiling : plan.tilings[t])
+        appendKey(key, int(tiling.kind) * 1024 + tiling.dim);
+      auto [it, added] = known.try_emplace(std::move(key), 0);
+      if (added)
+        it->second =
+            output ? getOutputBytes(o, j, *iteration, plan.cutVars[o],
+                                    plan.tilings[t], layouts[t])
+                   : getFetchBytes(t, getInputRegions(o, j, *iteration),
+                                   layouts[t]);
+      out.tensorBytes[t] += it->second;
+    };
     for (unsigned j = 0; j < node.inputs.size(); ++j)
       if (int t = node.inputs[j]; t >= 0)
-        out.tensorBytes[t] +=
-            getFetchBytes(t, getInputRegions(o, j, *iteration), layouts[t]);
+        edge(j, t, /*output=*/false);
     for (unsigned j = 0; j < node.outputs.size(); ++j)
       if (int t = node.outputs[j]; t >= 0)
-        out.tensorBytes[t] +=
-            getOutputBytes(o, j, *iteration, plan.cutVars[o], plan.tilings[t],
-                           layouts[t]);
+        edge(j, t, /*output=*/true);
   }
   // Fed-back results return in their argument's layout.
   for (auto [result, arg] : graph.feeds)

@@ -67,29 +67,11 @@ class EdgeTableCache {
 public:
   /// The key of an edge of operator `o`'s operand `j` (an output when
   /// `output`) to tensor `t`.
-  std::string getKey(const Graph &graph, const ProgramCostModel &program,
-                     const StepModel &model, const GridPlan &grid,
-                     size_t axis, int o, unsigned j, int t, bool output) {
-    std::string key;
-    auto add = [&](int64_t value) {
-      key.append(reinterpret_cast<const char *>(&value), sizeof(value));
-    };
-    const OpNode &node = graph.ops[o];
-    add(reinterpret_cast<intptr_t>(node.desc.get()));
-    add(output);
-    add(j);
-    add(j >= node.firstCaptured);
-    add(program.isHeld(t));
-    add(graph.tensors[t].elementBytes);
-    for (const std::vector<Shape> *shapes :
-         {&node.shapes.inputs, &node.shapes.outputs}) {
-      add(shapes->size());
-      for (const Shape &shape : *shapes) {
-        add(shape.size());
-        for (int64_t n : shape)
-          add(n);
-      }
-    }
+  std::string getKey(const ProgramCostModel &program, const StepModel &model,
+                     const GridPlan &grid, size_t axis, int o, unsigned j,
+                     int t, bool output) {
+    std::string key = program.getEdgeKey(o, j, output);
+    auto add = [&](int64_t value) { ProgramCostModel::appendKey(key, value); };
     for (size_t i = 0; i < grid.cutVars[o].size(); ++i)
       add(i == axis ? -2 : grid.cutVars[o][i]);
     for (size_t i = 0; i < grid.tilings[t].size(); ++i) {
@@ -157,7 +139,7 @@ static StepModel::EdgeCosts getEdgeCosts(const Graph &graph,
     auto fill = [&](std::vector<double> &table, unsigned j, int t,
                     bool output) {
       std::string key =
-          cache.getKey(graph, program, model, grid, axis, o, j, t, output);
+          cache.getKey(program, model, grid, axis, o, j, t, output);
       if (auto it = cache.tables.find(key); it != cache.tables.end()) {
         table = it->second;
         return;

@@ -839,7 +839,7 @@ TEST(SearchTest, ProgramModelFactorsTheSumOverRanks) {
   };
   // Bare variables, a transpose, halos clamped at the edges (ranks read
   // regions of different shapes), a stride, a tensor read twice with its
-  // dimensions swapped, and reductions.
+  // dimensions swapped, accesses that miss on some ranks, and reductions.
   std::vector<Case> cases = {
       {"(i, j) = sum(k) A[i, k] * B[k, j]", {{12, 8}, {8, 6}}, {12, 6}},
       {"(i, j) = A[j, i]", {{6, 12}}, {12, 6}},
@@ -847,6 +847,10 @@ TEST(SearchTest, ProgramModelFactorsTheSumOverRanks) {
        {{4, 12}, {4, 6, 3}}, {6, 12}},
       {"(i, j) = sum(d) A[i, 2 * j + d]", {{6, 25}}, {6, 12}},
       {"(i, j) = A[i, j] + A[j, i]", {{12, 12}}, {12, 12}},
+      // Ranks whose j < 6 read nothing through the first access, so it
+      // drops out of their hull in both dimensions.
+      {"(i, j) = A[i, j - 6] + A[j, i]", {{12, 12}}, {12, 12}},
+      {"(i, j) = A[i, j - 6] + B[i, j]", {{12, 6}, {12, 12}}, {12, 12}},
       {"(i) = sum(j) A[i, j]", {{12, 8}}, {12}},
   };
   std::vector<ProcessGrid> grids = {

@@ -120,6 +120,14 @@ public:
   getFeedBytes(const std::vector<std::vector<Tiling>> &tilings,
                std::string &message) const;
 
+  /// A key of what the cost of operand `j` of operator `o` (an output when
+  /// `output`) depends on besides the plan: the operator's description and
+  /// shapes, and how its tensor is held. Operators that repeat (the blocks
+  /// of a deep network, the time steps of an RNN) share it; callers append
+  /// the choices with `appendKey`.
+  std::string getEdgeKey(int o, unsigned j, bool output) const;
+  static void appendKey(std::string &key, int64_t value);
+
   /// Evaluates a complete plan. Fails with a message when a layout or an
   /// iteration space does not divide.
   std::optional<ProgramBytes> evaluate(const GridPlan &plan,
