@@ -13,7 +13,8 @@
 //    by the rank's box;
 //  * a result is converted right away to its tensor's layout: partial
 //    values with shard.reduce_scatter / shard.all_reduce, everything else
-//    with a local slice or tofu.fetch;
+//    with shard.all_gather / all_to_all / all_slice when that is exactly
+//    the conversion, else a local slice or tofu.fetch;
 //  * the data-movement operations of the tensor dialect (pad, slices,
 //    reshapes, concat) run on their output boxes (PartitionTensorOps.cpp);
 //  * any other operation runs replicated on whole inputs.
