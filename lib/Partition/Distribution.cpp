@@ -264,8 +264,7 @@ std::optional<RankBoxes> tofu::applyCollective(const Collective &c,
   size_t rank = held.front().lo.size();
   bool concatenates = c.kind != Collective::Kind::AllSlice;
   bool splits = c.kind != Collective::Kind::AllGather;
-  size_t concatDim =
-      c.kind == Collective::Kind::AllToAll ? c.concatDim : c.dim;
+  size_t concatDim = c.kind == Collective::Kind::AllToAll ? c.concatDim : c.dim;
   if (c.dim >= rank || concatDim >= rank ||
       (c.kind == Collective::Kind::AllToAll && c.dim == c.concatDim))
     return std::nullopt;
@@ -302,8 +301,8 @@ std::optional<RankBoxes> tofu::applyCollective(const Collective &c,
 std::optional<Collective> tofu::matchCollective(const RankBoxes &held,
                                                 const RankBoxes &wanted,
                                                 const ProcessGrid &grid) {
-  if (held.empty() || held.size() != wanted.size() ||
-      !haveUniformShape(held) || !haveUniformShape(wanted))
+  if (held.empty() || held.size() != wanted.size() || !haveUniformShape(held) ||
+      !haveUniformShape(wanted))
     return std::nullopt;
   Shape from = getBoxShape(held.front()), to = getBoxShape(wanted.front());
   if (from.size() != to.size())
@@ -361,8 +360,8 @@ std::optional<Collective> tofu::matchCollective(const RankBoxes &held,
 std::optional<std::vector<Collective>>
 tofu::matchAllGathers(const RankBoxes &held, const RankBoxes &wanted,
                       const ProcessGrid &grid) {
-  if (held.empty() || held.size() != wanted.size() ||
-      !haveUniformShape(held) || !haveUniformShape(wanted))
+  if (held.empty() || held.size() != wanted.size() || !haveUniformShape(held) ||
+      !haveUniformShape(wanted))
     return std::nullopt;
   Shape to = getBoxShape(wanted.front());
   RankBoxes boxes = held;

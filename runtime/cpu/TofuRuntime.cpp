@@ -321,12 +321,13 @@ int64_t getOuterVolume(const View &v, int64_t dim) {
 
 /// The message size of `elements` elements of `elementBytes` bytes, as the
 /// int that MPI counts take.
-int getMessageBytes(int64_t elements, int64_t elementBytes,
-                    const char *what) {
+int getMessageBytes(int64_t elements, int64_t elementBytes, const char *what) {
   int64_t bytes = elements * elementBytes;
   if (bytes > INT_MAX) {
-    std::fprintf(stderr, "tofu runtime: %s of %lld bytes per rank is too "
-                 "large for one message\n", what, (long long)bytes);
+    std::fprintf(stderr,
+                 "tofu runtime: %s of %lld bytes per rank is too "
+                 "large for one message\n",
+                 what, (long long)bytes);
     fatal("message too large");
   }
   return int(bytes);
@@ -343,8 +344,8 @@ std::pair<int, int> getGroupRank(MPI_Comm comm) {
 /// Checks that `out` has the shape of `in` but along `grow`, which is
 /// `groupSize` times larger, and `shrink`, which is `groupSize` times
 /// smaller (-1: none).
-void checkShapes(const View &in, const View &out, int64_t grow,
-                 int64_t shrink, int groupSize, const char *what) {
+void checkShapes(const View &in, const View &out, int64_t grow, int64_t shrink,
+                 int groupSize, const char *what) {
   size_t rank = in.sizes.size();
   bool ok = out.sizes.size() == rank && grow >= 0 && grow < (int64_t)rank &&
             shrink < (int64_t)rank && grow != shrink;
@@ -357,8 +358,10 @@ void checkShapes(const View &in, const View &out, int64_t grow,
       ok = out.sizes[d] == in.sizes[d];
   }
   if (!ok) {
-    std::fprintf(stderr, "tofu runtime: %s: the buffers do not match a "
-                 "group of %d ranks\n", what, groupSize);
+    std::fprintf(stderr,
+                 "tofu runtime: %s: the buffers do not match a "
+                 "group of %d ranks\n",
+                 what, groupSize);
     fatal("invalid collective");
   }
 }

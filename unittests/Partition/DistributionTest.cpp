@@ -161,8 +161,8 @@ RankBoxes layout(const Shape &shape, const std::vector<Tiling> &perStep,
 TEST(DistributionTest, AllGatherOverTwoAxes) {
   ProcessGrid grid{{2, 2}};
   RankBoxes from = layout({8, 3}, {Tiling::cut(0), Tiling::cut(0)}, grid);
-  RankBoxes to = layout({8, 3}, {Tiling::replicate(), Tiling::replicate()},
-                        grid);
+  RankBoxes to =
+      layout({8, 3}, {Tiling::replicate(), Tiling::replicate()}, grid);
   auto c = matchCollective(from, to, grid);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->kind, Collective::Kind::AllGather);
@@ -211,8 +211,8 @@ TEST(DistributionTest, AllToAllMovesACut) {
 // A replicated tensor cut over two axes keeps its chunk, in group order.
 TEST(DistributionTest, AllSliceTakesTheRanksChunk) {
   ProcessGrid grid{{2, 3}};
-  RankBoxes from = layout({12}, {Tiling::replicate(), Tiling::replicate()},
-                          grid);
+  RankBoxes from =
+      layout({12}, {Tiling::replicate(), Tiling::replicate()}, grid);
   RankBoxes to = layout({12}, {Tiling::cut(0), Tiling::cut(0)}, grid);
   auto c = matchCollective(from, to, grid);
   ASSERT_TRUE(c);

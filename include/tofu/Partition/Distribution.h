@@ -139,9 +139,9 @@ std::optional<Collective> matchCollective(const RankBoxes &held,
 /// `held` into exactly `wanted` when every dimension that grows is a
 /// gather (a layout read without the cuts of several dimensions), or
 /// std::nullopt. Each rank receives what it does not hold, as in one fetch.
-std::optional<std::vector<Collective>>
-matchAllGathers(const RankBoxes &held, const RankBoxes &wanted,
-                const ProcessGrid &grid);
+std::optional<std::vector<Collective>> matchAllGathers(const RankBoxes &held,
+                                                       const RankBoxes &wanted,
+                                                       const ProcessGrid &grid);
 
 } // namespace tofu
 

@@ -109,11 +109,11 @@ Value getGroupIndex(ModuleOp module, OpBuilder &b, Location loc,
       coord = arith::DivUIOp::create(b, loc, coord, constant(stride));
     if (a != 0)
       coord = arith::RemUIOp::create(b, loc, coord, constant(shape[a]));
-    index = index ? arith::AddIOp::create(
-                        b, loc,
-                        arith::MulIOp::create(b, loc, index, constant(shape[a])),
-                        coord)
-                  : coord;
+    if (index)
+      coord = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, index, constant(shape[a])),
+          coord);
+    index = coord;
   }
   return index ? index : constant(0);
 }
@@ -202,8 +202,8 @@ void ConvertTofuToMPIPass::runOnOperation() {
             b, loc, index,
             arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim)));
         SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-        SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                                 b.getIndexAttr(1));
+        SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+        SmallVector<OpFoldResult> sizes;
         offsets[dim] = offset;
         for (int64_t n : type.getShape())
           sizes.push_back(b.getIndexAttr(n));
