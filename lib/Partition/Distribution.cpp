@@ -223,3 +223,181 @@ RankBoxes tofu::getUniformWindows(const RankBoxes &regions,
   }
   return windows;
 }
+
+/// The ranks of the group of `rank` over `axes`, in group order, and the
+/// index of `rank` among them.
+static std::vector<int64_t> getGroup(const ProcessGrid &grid, int64_t rank,
+                                     const std::vector<int64_t> &axes,
+                                     int64_t &index) {
+  std::vector<int64_t> coords = grid.getCoords(rank);
+  int64_t size = 1;
+  index = 0;
+  for (int64_t a : axes) {
+    index = index * grid.shape[a] + coords[a];
+    size *= grid.shape[a];
+  }
+  std::vector<int64_t> members;
+  for (int64_t j = 0; j < size; ++j) {
+    std::vector<int64_t> c = coords;
+    int64_t rest = j;
+    for (size_t i = axes.size(); i-- > 0;) {
+      c[axes[i]] = rest % grid.shape[axes[i]];
+      rest /= grid.shape[axes[i]];
+    }
+    int64_t member = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      member = member * grid.shape[d] + c[d];
+    members.push_back(member);
+  }
+  return members;
+}
+
+std::optional<RankBoxes> tofu::applyCollective(const Collective &c,
+                                               const RankBoxes &held,
+                                               const ProcessGrid &grid) {
+  if (c.axes.empty() || held.empty() || (int64_t)held.size() != grid.size())
+    return std::nullopt;
+  for (size_t i = 0; i < c.axes.size(); ++i)
+    if (c.axes[i] < 0 || c.axes[i] >= (int64_t)grid.shape.size() ||
+        (i > 0 && c.axes[i] <= c.axes[i - 1]))
+      return std::nullopt;
+  size_t rank = held.front().lo.size();
+  bool concatenates = c.kind != Collective::Kind::AllSlice;
+  bool splits = c.kind != Collective::Kind::AllGather;
+  size_t concatDim = c.kind == Collective::Kind::AllToAll ? c.concatDim : c.dim;
+  if (c.dim >= rank || concatDim >= rank ||
+      (c.kind == Collective::Kind::AllToAll && c.dim == c.concatDim))
+    return std::nullopt;
+  RankBoxes out = held;
+  for (size_t r = 0; r < held.size(); ++r) {
+    int64_t index = 0;
+    std::vector<int64_t> members = getGroup(grid, r, c.axes, index);
+    int64_t size = members.size();
+    if (splits) {
+      int64_t extent = held[r].hi[c.dim] - held[r].lo[c.dim] + 1;
+      if (extent % size != 0)
+        return std::nullopt;
+      int64_t chunk = extent / size;
+      out[r].lo[c.dim] = held[r].lo[c.dim] + index * chunk;
+      out[r].hi[c.dim] = out[r].lo[c.dim] + chunk - 1;
+    }
+    if (!concatenates)
+      continue;
+    // The group's boxes follow each other along the concatenated dimension
+    // and agree on every other one.
+    for (int64_t j = 1; j < size; ++j) {
+      const Box &prev = held[members[j - 1]], &cur = held[members[j]];
+      for (size_t d = 0; d < rank; ++d)
+        if (d == concatDim ? cur.lo[d] != prev.hi[d] + 1
+                           : cur.lo[d] != prev.lo[d] || cur.hi[d] != prev.hi[d])
+          return std::nullopt;
+    }
+    out[r].lo[concatDim] = held[members.front()].lo[concatDim];
+    out[r].hi[concatDim] = held[members.back()].hi[concatDim];
+  }
+  return out;
+}
+
+std::optional<Collective> tofu::matchCollective(const RankBoxes &held,
+                                                const RankBoxes &wanted,
+                                                const ProcessGrid &grid) {
+  if (held.empty() || held.size() != wanted.size() || !haveUniformShape(held) ||
+      !haveUniformShape(wanted))
+    return std::nullopt;
+  Shape from = getBoxShape(held.front()), to = getBoxShape(wanted.front());
+  if (from.size() != to.size())
+    return std::nullopt;
+  // The local shapes name the collective and its group size.
+  std::vector<size_t> grows, shrinks;
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (to[d] > from[d])
+      grows.push_back(d);
+    else if (to[d] < from[d])
+      shrinks.push_back(d);
+  }
+  auto ratio = [](int64_t big, int64_t small) -> int64_t {
+    return small > 0 && big % small == 0 ? big / small : 0;
+  };
+  Collective c;
+  int64_t size = 0;
+  if (grows.size() == 1 && shrinks.empty()) {
+    c.kind = Collective::Kind::AllGather;
+    c.dim = grows[0];
+    size = ratio(to[c.dim], from[c.dim]);
+  } else if (grows.empty() && shrinks.size() == 1) {
+    c.kind = Collective::Kind::AllSlice;
+    c.dim = shrinks[0];
+    size = ratio(from[c.dim], to[c.dim]);
+  } else if (grows.size() == 1 && shrinks.size() == 1) {
+    c.kind = Collective::Kind::AllToAll;
+    c.dim = shrinks[0];
+    c.concatDim = grows[0];
+    size = ratio(to[c.concatDim], from[c.concatDim]);
+    if (size != ratio(from[c.dim], to[c.dim]))
+      size = 0;
+  }
+  if (size < 2)
+    return std::nullopt;
+  // Every set of grid axes of that many ranks, in a fixed order.
+  size_t n = grid.shape.size();
+  for (uint64_t mask = 1; n < 64 && mask < (uint64_t(1) << n); ++mask) {
+    int64_t product = 1;
+    c.axes.clear();
+    for (size_t a = 0; a < n; ++a)
+      if (mask & (uint64_t(1) << a)) {
+        c.axes.push_back(a);
+        product *= grid.shape[a];
+      }
+    if (product != size)
+      continue;
+    std::optional<RankBoxes> result = applyCollective(c, held, grid);
+    if (result && *result == wanted)
+      return c;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<Collective>>
+tofu::matchAllGathers(const RankBoxes &held, const RankBoxes &wanted,
+                      const ProcessGrid &grid) {
+  if (held.empty() || held.size() != wanted.size() || !haveUniformShape(held) ||
+      !haveUniformShape(wanted))
+    return std::nullopt;
+  Shape to = getBoxShape(wanted.front());
+  RankBoxes boxes = held;
+  std::vector<Collective> gathers;
+  size_t n = grid.shape.size();
+  for (size_t d = to.size(); d-- > 0;) {
+    Shape from = getBoxShape(boxes.front());
+    if (from.size() != to.size() || to[d] < from[d])
+      return std::nullopt;
+    if (to[d] == from[d])
+      continue;
+    if (to[d] % from[d] != 0)
+      return std::nullopt;
+    int64_t size = to[d] / from[d];
+    // The first set of axes of that many ranks whose gather applies.
+    std::optional<RankBoxes> next;
+    Collective c;
+    c.dim = d;
+    for (uint64_t mask = 1; !next && n < 64 && mask < (uint64_t(1) << n);
+         ++mask) {
+      int64_t product = 1;
+      c.axes.clear();
+      for (size_t a = 0; a < n; ++a)
+        if (mask & (uint64_t(1) << a)) {
+          c.axes.push_back(a);
+          product *= grid.shape[a];
+        }
+      if (product == size)
+        next = applyCollective(c, boxes, grid);
+    }
+    if (!next)
+      return std::nullopt;
+    boxes = std::move(*next);
+    gathers.push_back(c);
+  }
+  if (gathers.empty() || boxes != wanted)
+    return std::nullopt;
+  return gathers;
+}

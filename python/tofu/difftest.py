@@ -35,12 +35,15 @@ the plan's `program_bytes`: what the search's program model
 (`include/tofu/Partition/ProgramCost.h`) says the program moves.
 
 and exits with 1 when the check fails. `--perturb-fetch` moves the first
-`tofu.fetch` of the partitioned program by one element, and
-`--drop-reduction` removes its first reduction; the check must then fail,
-which shows that it can catch a wrong program.
+`tofu.fetch` of the partitioned program by one element,
+`--perturb-collective` runs its first all-gather or all-to-all over other
+grid axes of the same size, and `--drop-reduction` removes its first
+reduction; the check must then fail, which shows that it can catch a wrong
+program.
 """
 
 import argparse
+import itertools
 import math
 import os
 import re
@@ -101,6 +104,27 @@ def perturb_fetch(ir):
     raise SystemExit("difftest: no tofu.fetch to perturb")
 
 
+def perturb_collective(ir):
+    """Runs the first shard.all_gather or shard.all_to_all that has them
+    over other grid axes with the same number of ranks: the program stays
+    valid, but the ranks exchange tiles with the wrong group."""
+    grids = {m.group(1): [int(k) for k in m.group(2).split("x")]
+             for m in re.finditer(r"shard\.grid @([\w.$]+)\(shape = "
+                                  r"([0-9x]+)\)", ir)}
+    pattern = (r"shard\.(?:all_gather|all_to_all) %[\w.#]+ on @([\w.$]+) "
+               r"grid_axes = \[([0-9, ]+)\]")
+    for m in re.finditer(pattern, ir):
+        shape = grids.get(m.group(1), [])
+        axes = [int(a) for a in m.group(2).split(",")]
+        size = math.prod(shape[a] for a in axes if a < len(shape))
+        for other in itertools.combinations(range(len(shape)), len(axes)):
+            if (list(other) != axes and
+                    math.prod(shape[a] for a in other) == size):
+                text = ", ".join(str(a) for a in other)
+                return ir[:m.start(2)] + text + ir[m.end(2):]
+    raise SystemExit("difftest: no all_gather or all_to_all to perturb")
+
+
 def drop_reduction(ir):
     """Replaces the first shard.all_reduce or shard.reduce_scatter result
     that keeps the shape by its input: one partial sum is never reduced."""
@@ -157,6 +181,7 @@ def main(argv=None):
     ap.add_argument("--report", action="store_true",
                     help="print the plan's report first")
     ap.add_argument("--perturb-fetch", action="store_true")
+    ap.add_argument("--perturb-collective", action="store_true")
     ap.add_argument("--drop-reduction", action="store_true")
     ap.add_argument("--plan-bytes", choices=["exact", "report"],
                     default="exact",
@@ -197,6 +222,8 @@ def main(argv=None):
         spmd = spmd.stdout
         if args.perturb_fetch:
             spmd = perturb_fetch(spmd)
+        if args.perturb_collective:
+            spmd = perturb_collective(spmd)
         if args.drop_reduction:
             spmd = drop_reduction(spmd)
         low = run([args.tofu_opt, "-",
@@ -234,7 +261,9 @@ def main(argv=None):
     # The runtime must count exactly what tofu-partition generated.
     counted = (measured is not None and generated is not None and
                measured.group(1) == generated.group(1))
-    if not counted and not (args.perturb_fetch or args.drop_reduction):
+    perturbed = (args.perturb_fetch or args.perturb_collective or
+                 args.drop_reduction)
+    if not counted and not perturbed:
         print("difftest: the runtime counted "
               f"{measured.group(1) if measured else '?'} B/step but the "
               f"program moves {generated.group(1) if generated else '?'}")
@@ -242,7 +271,7 @@ def main(argv=None):
     # And the plan must state what the program moves (ProgramCost.h).
     plan_bytes = f"{float(plan.group(1)):.0f}" if plan else "?"
     if (generated is not None and plan_bytes != generated.group(1) and
-            not (args.perturb_fetch or args.drop_reduction)):
+            not perturbed):
         print(f"difftest: the plan says {plan_bytes} B/step but the program "
               f"moves {generated.group(1)}; compare them per tensor with "
               "--tofu-partition=report=-")

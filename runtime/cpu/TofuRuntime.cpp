@@ -1,8 +1,9 @@
 //===- TofuRuntime.cpp - The CPU runtime over MPI -------------------------===//
 //
 // Implements include/tofu/Runtime/TofuRuntime.h with MPI: region fetches
-// with point-to-point messages, reductions on communicators cached per
-// (grid, axes), deterministic initial values, and byte and memory counters.
+// with point-to-point messages, gathers, all-to-alls and reductions on
+// communicators cached per (grid, axes), deterministic initial values, and
+// byte and memory counters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -252,7 +254,8 @@ struct State {
   int rank = 0, size = 1;
   std::map<std::vector<int64_t>, MPI_Comm> comms;
   // Logical bytes received by this rank per collective.
-  double fetchBytes = 0, allReduceBytes = 0, reduceScatterBytes = 0;
+  double fetchBytes = 0, allGatherBytes = 0, allToAllBytes = 0,
+         allReduceBytes = 0, reduceScatterBytes = 0;
   int64_t liveBytes = 0, peakBytes = 0;
   // With TOFU_PEAK_BUFFERS=N: the live blocks (address -> size and the
   // ordinal of the allocation) and their sizes and ordinals at the peak.
@@ -305,6 +308,62 @@ MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
   TOFU_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, keyRank, &comm));
   s.comms[key] = comm;
   return comm;
+}
+
+/// The product of the sizes of the dimensions before `dim`: 1 when the
+/// chunks along `dim` of a contiguous view follow each other in memory.
+int64_t getOuterVolume(const View &v, int64_t dim) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    n *= v.sizes[d];
+  return n;
+}
+
+/// The message size of `elements` elements of `elementBytes` bytes, as the
+/// int that MPI counts take.
+int getMessageBytes(int64_t elements, int64_t elementBytes, const char *what) {
+  int64_t bytes = elements * elementBytes;
+  if (bytes > INT_MAX) {
+    std::fprintf(stderr,
+                 "tofu runtime: %s of %lld bytes per rank is too "
+                 "large for one message\n",
+                 what, (long long)bytes);
+    fatal("message too large");
+  }
+  return int(bytes);
+}
+
+/// The size of `comm` and the rank of this process in it.
+std::pair<int, int> getGroupRank(MPI_Comm comm) {
+  int size = 1, rank = 0;
+  TOFU_MPI_CHECK(MPI_Comm_size(comm, &size));
+  TOFU_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  return {size, rank};
+}
+
+/// Checks that `out` has the shape of `in` but along `grow`, which is
+/// `groupSize` times larger, and `shrink`, which is `groupSize` times
+/// smaller (-1: none).
+void checkShapes(const View &in, const View &out, int64_t grow, int64_t shrink,
+                 int groupSize, const char *what) {
+  size_t rank = in.sizes.size();
+  bool ok = out.sizes.size() == rank && grow >= 0 && grow < (int64_t)rank &&
+            shrink < (int64_t)rank && grow != shrink;
+  for (size_t d = 0; ok && d < rank; ++d) {
+    if ((int64_t)d == grow)
+      ok = out.sizes[d] == in.sizes[d] * groupSize;
+    else if ((int64_t)d == shrink)
+      ok = in.sizes[d] == out.sizes[d] * groupSize;
+    else
+      ok = out.sizes[d] == in.sizes[d];
+  }
+  if (!ok) {
+    std::fprintf(stderr,
+                 "tofu runtime: %s: the buffers do not match a "
+                 "group of %d ranks\n",
+                 what, groupSize);
+    fatal("invalid collective");
+  }
 }
 
 /// splitmix64: a counter-based generator, one value per index.
@@ -516,6 +575,72 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
       double(groupSize - 1) / groupSize * double(in.volume()) * eb;
 }
 
+void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
+                                  TofuUnrankedMemRef *dst,
+                                  TofuUnrankedMemRef *grid, int64_t axes,
+                                  int64_t dim, int64_t elementBytes) {
+  MPI_Comm comm = getComm(getInts(grid), axes);
+  auto [groupSize, me] = getGroupRank(comm);
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  checkShapes(in, out, dim, -1, groupSize, "all_gather");
+  // The group's tiles, one after the other in group order, gathered in
+  // place: straight into the result when they follow each other there.
+  int64_t chunk = in.volume();
+  int count = getMessageBytes(chunk, elementBytes, "all_gather");
+  bool direct = getOuterVolume(out, dim) == 1 && isContiguous(out);
+  std::vector<char> staging(direct ? 0 : out.volume() * elementBytes);
+  char *buffer = direct ? out.data : staging.data();
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  pack(in, zero, in.sizes, buffer + me * chunk * elementBytes);
+  TOFU_MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer,
+                               count, MPI_BYTE, comm));
+  if (!direct)
+    for (int c = 0; c < groupSize; ++c) {
+      std::vector<int64_t> lo = zero;
+      lo[dim] = c * in.sizes[dim];
+      unpack(out, lo, in.sizes, buffer + c * chunk * elementBytes);
+    }
+  state().allGatherBytes += double(groupSize - 1) * chunk * elementBytes;
+}
+
+void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
+                                  TofuUnrankedMemRef *dst,
+                                  TofuUnrankedMemRef *grid, int64_t axes,
+                                  int64_t splitDim, int64_t concatDim,
+                                  int64_t elementBytes) {
+  MPI_Comm comm = getComm(getInts(grid), axes);
+  int groupSize = getGroupRank(comm).first;
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  checkShapes(in, out, concatDim, splitDim, groupSize, "all_to_all");
+  // Chunk j of the input along splitDim goes to member j; the chunk from
+  // member j lands at position j along concatDim. Both have this shape.
+  std::vector<int64_t> shape = in.sizes;
+  shape[splitDim] = out.sizes[splitDim];
+  int64_t chunk = out.volume() / groupSize;
+  int count = getMessageBytes(chunk, elementBytes, "all_to_all");
+  bool sendDirect = getOuterVolume(in, splitDim) == 1 && isContiguous(in);
+  bool recvDirect = getOuterVolume(out, concatDim) == 1 && isContiguous(out);
+  std::vector<char> send(sendDirect ? 0 : in.volume() * elementBytes);
+  std::vector<char> recv(recvDirect ? 0 : out.volume() * elementBytes);
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  if (!sendDirect)
+    for (int j = 0; j < groupSize; ++j) {
+      std::vector<int64_t> lo = zero;
+      lo[splitDim] = j * shape[splitDim];
+      pack(in, lo, shape, send.data() + j * chunk * elementBytes);
+    }
+  TOFU_MPI_CHECK(MPI_Alltoall(sendDirect ? in.data : send.data(), count,
+                              MPI_BYTE, recvDirect ? out.data : recv.data(),
+                              count, MPI_BYTE, comm));
+  if (!recvDirect)
+    for (int j = 0; j < groupSize; ++j) {
+      std::vector<int64_t> lo = zero;
+      lo[concatDim] = j * shape[concatDim];
+      unpack(out, lo, shape, recv.data() + j * chunk * elementBytes);
+    }
+  state().allToAllBytes += double(groupSize - 1) * chunk * elementBytes;
+}
+
 void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,
                                  TofuUnrankedMemRef *offsets,
                                  TofuUnrankedMemRef *globalShape, uint64_t seed,
@@ -574,6 +699,25 @@ TOFU_FETCH_ALIAS(f64)
 TOFU_FETCH_ALIAS(i32)
 TOFU_FETCH_ALIAS(i64)
 #undef TOFU_FETCH_ALIAS
+
+#define TOFU_GATHER_ALIAS(suffix)                                              \
+  void _mlir_ciface_tofu_all_gather_##suffix(                                  \
+      TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,                        \
+      TofuUnrankedMemRef *grid, int64_t axes, int64_t dim,                     \
+      int64_t elementBytes) {                                                  \
+    _mlir_ciface_tofu_all_gather(src, dst, grid, axes, dim, elementBytes);     \
+  }                                                                            \
+  void _mlir_ciface_tofu_all_to_all_##suffix(                                  \
+      TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,                        \
+      TofuUnrankedMemRef *grid, int64_t axes, int64_t splitDim,                \
+      int64_t concatDim, int64_t elementBytes) {                               \
+    _mlir_ciface_tofu_all_to_all(src, dst, grid, axes, splitDim, concatDim,    \
+                                 elementBytes);                                \
+  }
+TOFU_GATHER_ALIAS(f64)
+TOFU_GATHER_ALIAS(i32)
+TOFU_GATHER_ALIAS(i64)
+#undef TOFU_GATHER_ALIAS
 
 // The same for integer tiles, declared separately since a call's unranked
 // buffer type names its element type.
@@ -656,10 +800,11 @@ void tofu_print_difference(double difference) {
 void tofu_print_statistics(int64_t steps) {
   ensureInitialized();
   State &s = state();
-  double mine[3] = {s.fetchBytes, s.reduceScatterBytes, s.allReduceBytes};
-  double sum[3] = {0, 0, 0};
+  double mine[5] = {s.fetchBytes, s.allGatherBytes, s.allToAllBytes,
+                    s.reduceScatterBytes, s.allReduceBytes};
+  double sum[5] = {0, 0, 0, 0, 0};
   TOFU_MPI_CHECK(
-      MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+      MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
   long long peak = s.peakBytes, maxPeak = 0;
   TOFU_MPI_CHECK(MPI_Reduce(&peak, &maxPeak, 1, MPI_LONG_LONG, MPI_MAX, 0,
                             MPI_COMM_WORLD));
@@ -676,10 +821,10 @@ void tofu_print_statistics(int64_t steps) {
                   (long long)top[i].second);
   }
   double n = steps > 0 ? double(steps) : 1.0;
-  std::printf("measured bytes per step: %.0f (fetch %.0f, reduce_scatter "
-              "%.0f, all_reduce %.0f)\n",
-              (sum[0] + sum[1] + sum[2]) / n, sum[0] / n, sum[1] / n,
-              sum[2] / n);
+  std::printf("measured bytes per step: %.0f (fetch %.0f, all_gather %.0f, "
+              "all_to_all %.0f, reduce_scatter %.0f, all_reduce %.0f)\n",
+              (sum[0] + sum[1] + sum[2] + sum[3] + sum[4]) / n, sum[0] / n,
+              sum[1] / n, sum[2] / n, sum[3] / n, sum[4] / n);
   std::printf("peak live bytes per rank: %lld\n", maxPeak);
   std::fflush(stdout);
 }

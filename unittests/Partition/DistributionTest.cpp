@@ -147,4 +147,124 @@ TEST(DistributionTest, ContiguousHulls) {
     }
 }
 
+/// The boxes of a layout, which the tests know to be valid.
+RankBoxes layout(const Shape &shape, const std::vector<Tiling> &perStep,
+                 const ProcessGrid &grid) {
+  std::string error;
+  auto boxes = getLayoutBoxes(shape, perStep, grid, error);
+  EXPECT_TRUE(boxes) << error;
+  return boxes ? *boxes : RankBoxes();
+}
+
+// Removing the cuts of a dimension over two axes is one all-gather over
+// both, in the order of the recursive halving.
+TEST(DistributionTest, AllGatherOverTwoAxes) {
+  ProcessGrid grid{{2, 2}};
+  RankBoxes from = layout({8, 3}, {Tiling::cut(0), Tiling::cut(0)}, grid);
+  RankBoxes to =
+      layout({8, 3}, {Tiling::replicate(), Tiling::replicate()}, grid);
+  auto c = matchCollective(from, to, grid);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->kind, Collective::Kind::AllGather);
+  EXPECT_EQ(c->axes, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(c->dim, 0u);
+  EXPECT_EQ(*applyCollective(*c, from, grid), to);
+  // Each rank receives the three quarters it does not hold.
+  EXPECT_EQ(getReceivedElements(from, to), 4 * 3 * 6);
+}
+
+// Removing the cut of one axis of a 2-D layout gathers along that axis
+// only; the other cut stays.
+TEST(DistributionTest, AllGatherKeepsTheOtherCuts) {
+  ProcessGrid grid{{2, 2, 2}};
+  RankBoxes from =
+      layout({4, 8}, {Tiling::cut(1), Tiling::cut(0), Tiling::cut(1)}, grid);
+  RankBoxes to = layout(
+      {4, 8}, {Tiling::cut(1), Tiling::cut(0), Tiling::replicate()}, grid);
+  auto c = matchCollective(from, to, grid);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->kind, Collective::Kind::AllGather);
+  EXPECT_EQ(c->axes, (std::vector<int64_t>{2}));
+  EXPECT_EQ(c->dim, 1u);
+}
+
+// A cut that moves to another dimension over the same axes is one
+// all-to-all; a move across axes is not.
+TEST(DistributionTest, AllToAllMovesACut) {
+  ProcessGrid grid{{3}};
+  RankBoxes from = layout({6, 9}, {Tiling::cut(0)}, grid);
+  RankBoxes to = layout({6, 9}, {Tiling::cut(1)}, grid);
+  auto c = matchCollective(from, to, grid);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->kind, Collective::Kind::AllToAll);
+  EXPECT_EQ(c->axes, (std::vector<int64_t>{0}));
+  EXPECT_EQ(c->dim, 1u);
+  EXPECT_EQ(c->concatDim, 0u);
+  EXPECT_EQ(getReceivedElements(from, to), 3 * (18 - 6));
+
+  ProcessGrid square{{2, 2}};
+  RankBoxes a = layout({4, 4}, {Tiling::cut(0), Tiling::cut(1)}, square);
+  RankBoxes b = layout({4, 4}, {Tiling::cut(1), Tiling::cut(0)}, square);
+  EXPECT_FALSE(matchCollective(a, b, square));
+}
+
+// A replicated tensor cut over two axes keeps its chunk, in group order.
+TEST(DistributionTest, AllSliceTakesTheRanksChunk) {
+  ProcessGrid grid{{2, 3}};
+  RankBoxes from =
+      layout({12}, {Tiling::replicate(), Tiling::replicate()}, grid);
+  RankBoxes to = layout({12}, {Tiling::cut(0), Tiling::cut(0)}, grid);
+  auto c = matchCollective(from, to, grid);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->kind, Collective::Kind::AllSlice);
+  EXPECT_EQ(c->axes, (std::vector<int64_t>{0, 1}));
+}
+
+// Regions that are not whole tiles (a halo) or not in group order need a
+// general fetch.
+TEST(DistributionTest, HalosAndReorderedTilesAreNoCollective) {
+  ProcessGrid grid{{2}};
+  RankBoxes from = layout({8}, {Tiling::cut(0)}, grid);
+  RankBoxes halo = from;
+  halo[0].hi[0] += 1;
+  halo[1].lo[0] -= 1;
+  EXPECT_FALSE(matchCollective(from, halo, grid));
+  RankBoxes swapped = {from[1], from[0]};
+  RankBoxes whole = layout({8}, {Tiling::replicate()}, grid);
+  EXPECT_FALSE(matchCollective(swapped, whole, grid));
+  Collective gather;
+  gather.axes = {0};
+  EXPECT_FALSE(applyCollective(gather, swapped, grid));
+  gather.axes = {1};
+  EXPECT_FALSE(applyCollective(gather, from, grid));
+}
+
+// A layout read without the cuts of two dimensions is two all-gathers,
+// the last dimension first; a region that is not whole tiles is none.
+TEST(DistributionTest, AllGathersOfSeveralDimensions) {
+  ProcessGrid grid{{2, 2, 2}};
+  RankBoxes from =
+      layout({8, 16}, {Tiling::cut(0), Tiling::cut(1), Tiling::cut(0)}, grid);
+  RankBoxes to = layout(
+      {8, 16}, {Tiling::replicate(), Tiling::replicate(), Tiling::replicate()},
+      grid);
+  EXPECT_FALSE(matchCollective(from, to, grid));
+  auto gathers = matchAllGathers(from, to, grid);
+  ASSERT_TRUE(gathers);
+  ASSERT_EQ(gathers->size(), 2u);
+  EXPECT_EQ((*gathers)[0].dim, 1u);
+  EXPECT_EQ((*gathers)[0].axes, (std::vector<int64_t>{1}));
+  EXPECT_EQ((*gathers)[1].dim, 0u);
+  EXPECT_EQ((*gathers)[1].axes, (std::vector<int64_t>{0, 2}));
+  RankBoxes boxes = from;
+  for (const Collective &c : *gathers)
+    boxes = *applyCollective(c, boxes, grid);
+  EXPECT_EQ(boxes, to);
+
+  RankBoxes part = to;
+  for (Box &b : part)
+    b.hi[0] = 3;
+  EXPECT_FALSE(matchAllGathers(from, part, grid));
+}
+
 } // namespace

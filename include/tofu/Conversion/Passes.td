@@ -13,8 +13,12 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
     prefix), on tensors, before bufferization:
 
     - `tofu.fetch` calls `tofu_fetch` with the per-rank offsets;
-    - `shard.all_reduce` and `shard.reduce_scatter` call `tofu_all_reduce`
-      and `tofu_reduce_scatter` with the grid shape and the axes;
+    - `shard.all_gather`, `shard.all_to_all`, `shard.all_reduce` and
+      `shard.reduce_scatter` call `tofu_all_gather`, `tofu_all_to_all`,
+      `tofu_all_reduce` and `tofu_reduce_scatter` with the grid shape and
+      the axes (increasing, the runtime's group order);
+    - `shard.all_slice` is a `tensor.extract_slice` at the rank's index in
+      its group, computed from `tofu_rank`;
     - `shard.process_linear_index` calls `tofu_rank`.
 
     Buffers pass as unranked memrefs: the input through

@@ -97,6 +97,52 @@ Box getRangeHull(int64_t lo, int64_t hi, const Shape &shape);
 /// fetches the windows and slices each region out locally.
 RankBoxes getUniformWindows(const RankBoxes &regions, const Shape &shape);
 
+/// A collective of the upstream `shard` dialect that turns the boxes every
+/// rank holds into the boxes every rank wants, within the groups of ranks
+/// that differ only in their coordinates on `axes` (increasing). A group is
+/// ordered by the row-major index of its ranks over `axes`, which is the
+/// order of the chunks of a dimension cut at those grid axes.
+struct Collective {
+  enum class Kind {
+    /// Concatenates the group's boxes along `dim`.
+    AllGather,
+    /// Splits the box along `dim` into one chunk per group member, sends
+    /// chunk j to member j, and concatenates what arrives along `concatDim`.
+    AllToAll,
+    /// Keeps chunk i (the rank's index in its group) of the box along `dim`;
+    /// no communication.
+    AllSlice,
+  };
+  Kind kind = Kind::AllGather;
+  std::vector<int64_t> axes;
+  size_t dim = 0;
+  size_t concatDim = 0;
+};
+
+/// The boxes each rank holds after `c` when every rank holds `held[r]`, or
+/// std::nullopt when `c` does not apply: the group's boxes of an all-gather
+/// or all-to-all must be equal but along the concatenated dimension, where
+/// they follow each other in group order; a split dimension must divide.
+std::optional<RankBoxes> applyCollective(const Collective &c,
+                                         const RankBoxes &held,
+                                         const ProcessGrid &grid);
+
+/// The one collective (all-slice, all-gather or all-to-all) that turns
+/// `held` into exactly `wanted`, or std::nullopt: regions with halos or
+/// offsets, strided regions and moves that need several collectives are
+/// left to a general fetch. Both must have a uniform shape.
+std::optional<Collective> matchCollective(const RankBoxes &held,
+                                          const RankBoxes &wanted,
+                                          const ProcessGrid &grid);
+
+/// All-gathers, one per dimension from the last to the first, that turn
+/// `held` into exactly `wanted` when every dimension that grows is a
+/// gather (a layout read without the cuts of several dimensions), or
+/// std::nullopt. Each rank receives what it does not hold, as in one fetch.
+std::optional<std::vector<Collective>> matchAllGathers(const RankBoxes &held,
+                                                       const RankBoxes &wanted,
+                                                       const ProcessGrid &grid);
+
 } // namespace tofu
 
 #endif // TOFU_PARTITION_DISTRIBUTION_H

@@ -8,6 +8,8 @@
 // Every MPI call is checked; a failure prints the call and aborts the job.
 // The runtime counts the logical bytes each rank receives per collective:
 //   fetch           the elements it did not hold,
+//   all_gather      the g - 1 tiles of the others,
+//   all_to_all      (g - 1) / g of its input,
 //   reduce_scatter  (g - 1) / g of its input,
 //   all_reduce      2 (g - 1) / g of its buffer (reduce-scatter + all-gather),
 // for a group of g ranks, and the peak of live bytes allocated through
@@ -69,6 +71,49 @@ void _mlir_ciface_tofu_fetch_i64(TofuUnrankedMemRef *src,
                                  TofuUnrankedMemRef *srcOffsets,
                                  TofuUnrankedMemRef *dstOffsets,
                                  int64_t elementBytes);
+/// dst = the tiles `src` of the ranks that differ only in `axes`,
+/// concatenated along dimension `dim` in the order of their row-major index
+/// over those axes (shard.all_gather).
+void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
+                                  TofuUnrankedMemRef *dst,
+                                  TofuUnrankedMemRef *grid, int64_t axes,
+                                  int64_t dim, int64_t elementBytes);
+/// Splits src along `splitDim` into one chunk per rank of the group over
+/// `axes`, sends chunk j to member j, and concatenates the chunks received
+/// along `concatDim` in group order (shard.all_to_all).
+void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
+                                  TofuUnrankedMemRef *dst,
+                                  TofuUnrankedMemRef *grid, int64_t axes,
+                                  int64_t splitDim, int64_t concatDim,
+                                  int64_t elementBytes);
+/// tofu_all_gather and tofu_all_to_all for f64, i32 and i64 buffers.
+void _mlir_ciface_tofu_all_gather_f64(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t dim, int64_t elementBytes);
+void _mlir_ciface_tofu_all_gather_i32(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t dim, int64_t elementBytes);
+void _mlir_ciface_tofu_all_gather_i64(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t dim, int64_t elementBytes);
+void _mlir_ciface_tofu_all_to_all_f64(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t splitDim, int64_t concatDim,
+                                      int64_t elementBytes);
+void _mlir_ciface_tofu_all_to_all_i32(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t splitDim, int64_t concatDim,
+                                      int64_t elementBytes);
+void _mlir_ciface_tofu_all_to_all_i64(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t splitDim, int64_t concatDim,
+                                      int64_t elementBytes);
 /// dst = the reduction of src over the ranks that differ only in `axes`.
 void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
                                   TofuUnrankedMemRef *dst,

@@ -61,6 +61,63 @@ Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
                                            /*writable=*/true);
 }
 
+/// The runtime function `base` for buffers of `element`: one declaration per
+/// element type, since the call's unranked buffers name it (the runtime
+/// moves bytes either way).
+FailureOr<std::string> getMoveCallee(Operation *op, StringRef base,
+                                     Type element) {
+  std::string callee = base.str();
+  if (element.isF32())
+    return callee;
+  if (!element.isF64() && !element.isInteger(32) && !element.isInteger(64))
+    return op->emitOpError("convert-tofu-to-mpi: element type ")
+           << element << " is not supported (f32, f64, i32 or i64)";
+  llvm::raw_string_ostream os(callee);
+  os << "_" << element;
+  return callee;
+}
+
+/// Checks that the grid axes of a collective increase, so that the
+/// runtime's group order (row-major over the axes in increasing order) is
+/// the one the operation names.
+LogicalResult checkIncreasing(Operation *op, ArrayRef<int16_t> axes) {
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] <= axes[i - 1])
+      return op->emitOpError("convert-tofu-to-mpi: grid axes must increase");
+  return success();
+}
+
+/// The index of this rank in its group over `axes` of a grid of `shape`:
+/// its row-major index over those axes.
+Value getGroupIndex(ModuleOp module, OpBuilder &b, Location loc,
+                    ArrayRef<int64_t> shape, ArrayRef<int16_t> axes) {
+  func::FuncOp f =
+      declareRuntimeFunction(module, "tofu_rank", {}, {b.getI64Type()});
+  Value rank = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      func::CallOp::create(b, loc, f, ValueRange{}).getResult(0));
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value index;
+  for (int16_t a : axes) {
+    int64_t stride = 1;
+    for (size_t i = a + 1; i < shape.size(); ++i)
+      stride *= shape[i];
+    Value coord = rank;
+    if (stride != 1)
+      coord = arith::DivUIOp::create(b, loc, coord, constant(stride));
+    if (a != 0)
+      coord = arith::RemUIOp::create(b, loc, coord, constant(shape[a]));
+    if (index)
+      coord = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, index, constant(shape[a])),
+          coord);
+    index = coord;
+  }
+  return index ? index : constant(0);
+}
+
 struct ConvertTofuToMPIPass
     : public tofu::impl::ConvertTofuToMPIBase<ConvertTofuToMPIPass> {
   void runOnOperation() override;
@@ -91,7 +148,8 @@ void ConvertTofuToMPIPass::runOnOperation() {
   ModuleOp module = getOperation();
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
-    if (isa<FetchOp, shard::AllReduceOp, shard::ReduceScatterOp,
+    if (isa<FetchOp, shard::AllGatherOp, shard::AllToAllOp, shard::AllSliceOp,
+            shard::AllReduceOp, shard::ReduceScatterOp,
             shard::ProcessLinearIndexOp>(op))
       ops.push_back(op);
   });
@@ -118,6 +176,67 @@ void ConvertTofuToMPIPass::runOnOperation() {
                            {getConstantInts(b, loc, fetch.getSrcOffsets()),
                             getConstantInts(b, loc, fetch.getDstOffsets()),
                             i64(b, loc, bytes)});
+      }
+    } else if (isa<shard::AllGatherOp, shard::AllToAllOp, shard::AllSliceOp>(
+                   op)) {
+      // Tile collectives: the group is the ranks that differ only in the
+      // grid axes; no axes is a group of one.
+      auto gridName = op->getAttrOfType<FlatSymbolRefAttr>("grid");
+      auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+      ArrayRef<int16_t> axisList;
+      if (axes)
+        axisList = axes.asArrayRef();
+      Value input = op->getOperand(0);
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      auto grid = getGrid(op, gridName, axisList);
+      if (failed(grid) || failed(checkIncreasing(op, axisList)))
+        return signalPassFailure();
+      int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+      if (axisList.empty() && input.getType() == type) {
+        replacement = input;
+      } else if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+        // No communication: the rank's chunk of its own tile.
+        int64_t dim = slice.getSliceAxis().getSExtValue();
+        Value index = getGroupIndex(module, b, loc, grid->first, axisList);
+        Value offset = arith::MulIOp::create(
+            b, loc, index,
+            arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim)));
+        SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+        SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+        SmallVector<OpFoldResult> sizes;
+        offsets[dim] = offset;
+        for (int64_t n : type.getShape())
+          sizes.push_back(b.getIndexAttr(n));
+        replacement = tensor::ExtractSliceOp::create(b, loc, type, input,
+                                                     offsets, sizes, strides);
+      } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
+        auto callee =
+            getMoveCallee(op, "tofu_all_gather", type.getElementType());
+        if (failed(callee))
+          return signalPassFailure();
+        replacement = callWithResult(
+            module, b, loc, *callee, input, type,
+            {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
+             i64(b, loc, gather.getGatherAxis().getSExtValue()),
+             i64(b, loc, bytes)});
+      } else {
+        auto toAll = cast<shard::AllToAllOp>(op);
+        auto callee =
+            getMoveCallee(op, "tofu_all_to_all", type.getElementType());
+        if (failed(callee))
+          return signalPassFailure();
+        if (toAll.getSplitAxis() == toAll.getConcatAxis()) {
+          op->emitOpError("convert-tofu-to-mpi: an all_to_all that splits "
+                          "and concatenates the same dimension is not "
+                          "supported");
+          return signalPassFailure();
+        }
+        replacement = callWithResult(
+            module, b, loc, *callee, input, type,
+            {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
+             i64(b, loc, toAll.getSplitAxis().getSExtValue()),
+             i64(b, loc, toAll.getConcatAxis().getSExtValue()),
+             i64(b, loc, bytes)});
       }
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       auto type = cast<RankedTensorType>(reduce.getResult().getType());

@@ -4,10 +4,10 @@
 // the whole source, with a remark, and that its result is sliced afterwards.
 
 // CHECK-LABEL: func.func @indexed_pad(
-// CHECK: %[[W:.*]] = tofu.fetch
+// CHECK: %[[W:.*]] = shard.all_gather
 // CHECK-SAME: -> tensor<4xf32>
 // CHECK: %[[P:.*]] = tensor.pad %[[W]] low[2] high[2]
-// CHECK: tensor.extract_slice %[[P]]
+// CHECK: shard.all_slice %[[P]]
 // expected-remark @+1 {{tofu-partition: 1 'tensor.pad' operation(s) run replicated on whole inputs}}
 func.func @indexed_pad(%x: tensor<4xf32> {tofu.tiling = ["cut(0)"]})
     -> tensor<8xf32> attributes {tofu.plan = {devices = "2", steps = [2]}} {

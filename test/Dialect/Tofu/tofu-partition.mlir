@@ -141,13 +141,112 @@ func.func @reshapes(%x: tensor<12xf32> {tofu.tiling = ["cut(0)"]})
 // the smallest contiguous hull of the box and slices the box out of it.
 
 // CHECK-LABEL: func.func @strided_box(
-// CHECK: %[[W:.*]] = tofu.fetch {{.*}} : tensor<6xf32> -> tensor<12xf32>
+// CHECK: %[[W:.*]] = shard.all_gather {{.*}} : tensor<6xf32> -> tensor<12xf32>
 // CHECK: %[[E:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1]] output_shape [2, 6] : tensor<12xf32> into tensor<2x6xf32>
-// CHECK: tensor.extract_slice %[[E]][0, %{{.*}}] [2, 3] [1, 1] {tofu.layout = #tofu.layout<[1]>} : tensor<2x6xf32> to tensor<2x3xf32>
+// CHECK: shard.all_slice %[[E]] on @strided_box_grid grid_axes = [0] slice_axis = 1 {tofu.layout = #tofu.layout<[1]>} : tensor<2x6xf32> -> tensor<2x3xf32>
 func.func @strided_box(%x: tensor<12xf32> {tofu.tiling = ["cut(0)"]})
     -> tensor<2x6xf32> attributes {tofu.plan = {devices = "2", steps = [2]}} {
   %e = tensor.expand_shape %x [[0, 1]] output_shape [2, 6]
       {tofu.strategy = ["d1"], tofu.tilings = [["cut(1)"]]}
       : tensor<12xf32> into tensor<2x6xf32>
   return %e : tensor<2x6xf32>
+}
+
+// -----
+
+// Tests that reading whole a tensor whose rows are cut over both grid axes
+// is one all-gather over both axes (the group order is the order of the
+// recursive halving), and that removing only the last axis's cut of the
+// columns gathers along that axis alone.
+
+// CHECK-LABEL: func.func @gathers(
+// CHECK-SAME: %[[X:.*]]: tensor<2x6xf32> {tofu.layout = #tofu.layout<[0, 0]>}, %[[Y:.*]]: tensor<8x3xf32> {tofu.layout = #tofu.layout<[-1, 1]>}
+// CHECK-NOT: tofu.fetch
+// CHECK: %[[G:.*]] = shard.all_gather %[[X]] on @gathers_grid grid_axes = [0, 1] gather_axis = 0 : tensor<2x6xf32> -> tensor<8x6xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[G]] : tensor<8x6xf32>)
+// CHECK: %[[H:.*]] = shard.all_gather %[[Y]] on @gathers_grid grid_axes = [1] gather_axis = 1 : tensor<8x3xf32> -> tensor<8x6xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[H]] : tensor<8x6xf32>)
+func.func @gathers(%x: tensor<8x6xf32> {tofu.tiling = ["cut(0)", "cut(0)"]},
+                   %y: tensor<8x6xf32> {tofu.tiling = ["rep", "cut(1)"]})
+    -> (tensor<8x6xf32>, tensor<8x6xf32>)
+    attributes {tofu.plan = {devices = "4", steps = [2, 2]}} {
+  %e = tensor.empty() {tofu.tilings = [["rep", "rep"]]} : tensor<8x6xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"],
+                       tofu.strategy = ["replicated", "replicated"], tofu.tilings = [["rep", "rep"]]}
+      ins(%x : tensor<8x6xf32>) outs(%e : tensor<8x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<8x6xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"],
+                       tofu.strategy = ["replicated", "replicated"], tofu.tilings = [["rep", "rep"]]}
+      ins(%y : tensor<8x6xf32>) outs(%e : tensor<8x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<8x6xf32>
+  return %a, %b : tensor<8x6xf32>, tensor<8x6xf32>
+}
+
+// -----
+
+// Tests that a row cut read as a column cut over the same grid axis is one
+// all-to-all (split the columns, concatenate the rows), and that a
+// replicated tensor read as a row cut is an all-slice of the local value.
+
+// CHECK-LABEL: func.func @moves(
+// CHECK-SAME: %[[X:.*]]: tensor<2x6xf32> {tofu.layout = #tofu.layout<[0]>}, %[[Y:.*]]: tensor<4x6xf32> {tofu.layout = #tofu.layout<[-1]>}
+// CHECK-NOT: tofu.fetch
+// CHECK: %[[T:.*]] = shard.all_to_all %[[X]] on @moves_grid grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<2x6xf32> -> tensor<4x3xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : tensor<4x3xf32>)
+// CHECK: %[[S:.*]] = shard.all_slice %[[Y]] on @moves_grid grid_axes = [0] slice_axis = 0 : tensor<4x6xf32> -> tensor<2x6xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<2x6xf32>)
+func.func @moves(%x: tensor<4x6xf32> {tofu.tiling = ["cut(0)"]},
+                 %y: tensor<4x6xf32> {tofu.tiling = ["rep"]})
+    -> (tensor<4x6xf32>, tensor<4x6xf32>)
+    attributes {tofu.plan = {devices = "2", steps = [2]}} {
+  %e = tensor.empty() {tofu.tilings = [["cut(1)"]]} : tensor<4x6xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"],
+                       tofu.strategy = ["d1"], tofu.tilings = [["cut(1)"]]}
+      ins(%x : tensor<4x6xf32>) outs(%e : tensor<4x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x6xf32>
+  %f = tensor.empty() {tofu.tilings = [["cut(0)"]]} : tensor<4x6xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"],
+                       tofu.strategy = ["d0"], tofu.tilings = [["cut(0)"]]}
+      ins(%y : tensor<4x6xf32>) outs(%f : tensor<4x6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x6xf32>
+  return %a, %b : tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Tests that a move across grid axes ([[0],[1]] -> [[1],[0]]), which no
+// single collective does, stays a fetch.
+
+// CHECK-LABEL: func.func @transpose_axes(
+// CHECK-NOT: shard.all_to_all
+// CHECK: %[[F:.*]] = tofu.fetch %{{.*}} on @transpose_axes_grid shape [4, 4] from [0, 0, 0, 2, 2, 0, 2, 2] to [0, 0, 2, 0, 0, 2, 2, 2] : tensor<2x2xf32> -> tensor<2x2xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[F]] : tensor<2x2xf32>)
+func.func @transpose_axes(%x: tensor<4x4xf32> {tofu.tiling = ["cut(0)", "cut(1)"]})
+    -> tensor<4x4xf32> attributes {tofu.plan = {devices = "4", steps = [2, 2]}} {
+  %e = tensor.empty() {tofu.tilings = [["cut(1)", "cut(0)"]]} : tensor<4x4xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"],
+                       tofu.strategy = ["d1", "d0"], tofu.tilings = [["cut(1)", "cut(0)"]]}
+      ins(%x : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x4xf32>
+  return %a : tensor<4x4xf32>
 }

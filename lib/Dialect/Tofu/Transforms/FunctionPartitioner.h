@@ -81,6 +81,9 @@ private:
   // Conversions.
   FailureOr<Value> getLocal(Value orig, const RankBoxes &want, Location loc);
   Value convert(const Held &held, const RankBoxes &want, Location loc);
+  /// Emits the shard collective `c` on `input` (see matchCollective).
+  Value emitCollective(const Collective &c, Value input,
+                       RankedTensorType resultType, Location loc);
   FailureOr<Value> materializeSource(Value orig, const RankBoxes &want,
                                      Location loc);
   Held reducePartial(Held held, ArrayRef<Tiling> target, Location loc);

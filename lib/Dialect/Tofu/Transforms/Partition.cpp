@@ -13,7 +13,8 @@
 //    by the rank's box;
 //  * a result is converted right away to its tensor's layout: partial
 //    values with shard.reduce_scatter / shard.all_reduce, everything else
-//    with a local slice or tofu.fetch;
+//    with shard.all_gather / all_to_all / all_slice when that is exactly
+//    the conversion, else a local slice or tofu.fetch;
 //  * the data-movement operations of the tensor dialect (pad, slices,
 //    reshapes, concat) run on their output boxes (PartitionTensorOps.cpp);
 //  * any other operation runs replicated on whole inputs.
@@ -187,6 +188,24 @@ Value FunctionPartitioner::convert(const Held &h, const RankBoxes &want,
   Shape shape = getBoxShape(want.front());
   auto resultType = RankedTensorType::get(shape, type.getElementType());
   size_t rank = shape.size();
+  // A conversion that is exactly one collective of the shard dialect, or
+  // all-gathers of several dimensions. They move what a fetch would.
+  std::optional<std::vector<Collective>> collectives;
+  if (std::optional<Collective> c = matchCollective(h.boxes, want, grid))
+    collectives = std::vector<Collective>{*c};
+  else
+    collectives = matchAllGathers(h.boxes, want, grid);
+  if (collectives) {
+    if (collectives->front().kind != Collective::Kind::AllSlice)
+      count(h.value, getReceivedElements(h.boxes, want));
+    Value v = h.value;
+    RankBoxes boxes = h.boxes;
+    for (const Collective &c : *collectives) {
+      boxes = *applyCollective(c, boxes, grid);
+      v = emitCollective(c, v, localType(v, boxes), loc);
+    }
+    return v;
+  }
   bool local = true;
   for (size_t r = 0; r < want.size(); ++r)
     local &= contains(h.boxes[r], want[r]);
@@ -216,6 +235,26 @@ Value FunctionPartitioner::convert(const Held &h, const RankBoxes &want,
   return FetchOp::create(
       b, loc, resultType, h.value, gridRef(), b.getDenseI64ArrayAttr(global),
       b.getDenseI64ArrayAttr(src), b.getDenseI64ArrayAttr(dst));
+}
+
+Value FunctionPartitioner::emitCollective(const Collective &c, Value input,
+                                          RankedTensorType resultType,
+                                          Location loc) {
+  SmallVector<int16_t> axes(c.axes.begin(), c.axes.end());
+  auto axesAttr = b.getDenseI16ArrayAttr(axes);
+  switch (c.kind) {
+  case Collective::Kind::AllSlice:
+    return shard::AllSliceOp::create(b, loc, resultType, gridRef(), axesAttr,
+                                     input, b.getIndexAttr(c.dim));
+  case Collective::Kind::AllGather:
+    return shard::AllGatherOp::create(b, loc, resultType, gridRef(), axesAttr,
+                                      input, b.getIndexAttr(c.dim));
+  case Collective::Kind::AllToAll:
+    return shard::AllToAllOp::create(b, loc, resultType, gridRef(), axesAttr,
+                                     input, b.getIndexAttr(c.dim),
+                                     b.getIndexAttr(c.concatDim));
+  }
+  llvm_unreachable("unknown collective");
 }
 
 FailureOr<Value> FunctionPartitioner::materializeSource(Value orig,

@@ -21,7 +21,9 @@ def Tofu_Dialect : Dialect {
     dialect records how every distributed tensor is laid out
     (`#tofu.layout`) and provides `tofu.fetch`, the one communication
     operation that moves arbitrary per-rank regions (halos, strided reads,
-    multi-axis re-layouts). Reductions of partial values use the upstream
+    multi-axis re-layouts). Conversions that are exactly an upstream
+    collective use it (`shard.all_gather`, `shard.all_to_all`,
+    `shard.all_slice`), and reductions of partial values use
     `shard.all_reduce` and `shard.reduce_scatter`.
   }];
   let useDefaultAttributePrinterParser = 1;

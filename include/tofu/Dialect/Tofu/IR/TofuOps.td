@@ -24,8 +24,9 @@ def Tofu_FetchOp : Tofu_Op<"fetch", [
     The distinct held regions must be disjoint and must cover every
     requested region; a rank copies what it already holds and receives the
     rest from the ranks that hold it. This covers halos, strided or sliced
-    reads, all-gathers, all-to-alls and moves between several grid axes such
-    as `[[0], [1]] -> [[1], [0]]` in one operation.
+    reads and moves between several grid axes such as
+    `[[0], [1]] -> [[1], [0]]` in one operation; `tofu-partition` uses the
+    upstream `shard` collectives for plain all-gathers and all-to-alls.
 
     ```mlir
     // Rows cut over 2 ranks to columns cut over 2 ranks (an all-to-all):

@@ -26,9 +26,12 @@ def TofuPartition : Pass<"tofu-partition", "mlir::ModuleOp"> {
     offset by the rank's box. Outputs whose reduction loop was cut are
     partial; they are reduced into the tensor's layout with
     `shard.reduce_scatter` when the layout cuts the axis and
-    `shard.all_reduce` when it replicates. Every other conversion is a
-    `tofu.fetch`, or a local `tensor.extract_slice` when no rank needs
-    anything it does not hold. The original operation order is kept.
+    `shard.all_reduce` when it replicates. A conversion that is exactly
+    an upstream collective is `shard.all_gather` (one per dimension when
+    several dimensions lose their cuts), `shard.all_to_all` or
+    `shard.all_slice`; every other one is a `tofu.fetch`, or a local
+    `tensor.extract_slice` when no rank needs anything it does not hold.
+    The original operation order is kept.
 
     The data-movement operations of the tensor dialect (pad, slices,
     reshapes, concat) run on their output boxes too. Other operations run
