@@ -2,6 +2,7 @@
 """Search time, scaling and plan quality of tofu-search.
 
     python3 benchmarks/search.py [--repeat N] [--quick] [--tofu-opt PATH]
+    python3 benchmarks/search.py --refine [--devices 8,1024] [--against OTHER]
 
 1. Search time at 8 devices (the paper's Table 1) for WResNet-152-10
    (batch 8) and RNN-10-8K (batch 512, 20 steps): the TofuSearch pass time
@@ -14,6 +15,11 @@
    independent checker (python/tofu/plan.py). "tofu is best" compares Tofu
    with the baselines; tofu+replication (replicated tilings added, as in
    SOYBEAN) is a larger search space and is listed for reference.
+
+With --refine, only the cost of the refinement (docs/search.md, 4b): the
+TofuSearch time with refine=0 and with the default refine=2, at 8 and 1024
+devices, and what each plan's program moves; --against times another build
+side by side, run for run, so that the ratio holds on a loaded host.
 
 Each training step is built once: zoo model -> tofu-autodiff ->
 tofu-optimizer (Adam) -> tdl-attach. Targets: <= 0.3 s (WResNet-152-10) and
@@ -66,9 +72,10 @@ def build_step(tofu_opt, name, options, tmp):
 
 def search_time(tofu_opt, step, devices, repeat, extra=""):
     best, rss = None, 0.0
+    plan_out = "" if "plan-out=" in extra else "plan-out=none "
     for _ in range(repeat):
         out, mem = run_measured([tofu_opt, step, "--mlir-timing", "-o", "/dev/null",
-                                 f"--tofu-search=devices={devices} plan-out=none svg=none "
+                                 f"--tofu-search=devices={devices} {plan_out}svg=none "
                                  f"report=none {extra}"])
         m = re.search(r"([0-9.]+) \(\s*[0-9.]+%\)\s+TofuSearch", out)
         t = float(m.group(1))
@@ -77,16 +84,49 @@ def search_time(tofu_opt, step, devices, repeat, extra=""):
     return best, rss
 
 
+def refine_table(tofu_opt, against, steps, repeat, tmp, counts):
+    """Times refine=0 and refine=2 side by side (and another build's)."""
+    builds = [("this build", tofu_opt)] + ([("against", against)] if against else [])
+    print("## The refinement's cost (best of %d, TofuSearch seconds)\n" % repeat)
+    print("| model | devices | build | refine=0 (s) | refine=2 (s) | ratio "
+          "| program moves, refine=0 | refine=2 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, _ in TIMED:
+        step, _ = steps[name]
+        for devices in counts:
+            for label, binary in builds:
+                times, moved = [], []
+                for refine in (0, 2):
+                    path = os.path.join(tmp, f"refine.{refine}.json")
+                    t, _ = search_time(binary, step, devices, repeat,
+                                       f"refine={refine} plan-out={path}")
+                    times.append(t)
+                    with open(path) as f:
+                        moved.append(json.load(f).get("program_bytes", -1))
+                print(f"| {name} | {devices} | {label} | {times[0]:.3f} | "
+                      f"{times[1]:.3f} | {times[1] / times[0]:.1f} | "
+                      f"{moved[0] / 1e9:.2f} GB | {moved[1] / 1e9:.2f} GB |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="skip the quality table")
     parser.add_argument("--tofu-opt", default=os.path.join(ROOT, "build/bin/tofu-opt"))
+    parser.add_argument("--refine", action="store_true",
+                        help="only the refinement's cost at 8 and 1024 devices")
+    parser.add_argument("--against", help="another tofu-opt to time side by side")
+    parser.add_argument("--devices", default="8,1024",
+                        help="device counts of the --refine table")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         steps = {}
-        for name, options in QUALITY if not args.quick else TIMED:
+        for name, options in QUALITY if not (args.quick or args.refine) else TIMED:
             steps[name] = build_step(args.tofu_opt, name, options, tmp)
+        if args.refine:
+            refine_table(args.tofu_opt, args.against, steps, args.repeat, tmp,
+                         [int(c) for c in args.devices.split(",")])
+            return
 
         print("## Search time at 8 devices (best of %d)\n" % args.repeat)
         print("| model | training-step ops | tofu-search (s) | peak RSS (MB) | paper (s) |")
