@@ -298,6 +298,26 @@ std::optional<RankBoxes> tofu::applyCollective(const Collective &c,
   return out;
 }
 
+/// Every set of grid axes whose ranks number `size`, in a fixed order (by
+/// the bit mask of the axes).
+static std::vector<std::vector<int64_t>> getAxisSets(const ProcessGrid &grid,
+                                                     int64_t size) {
+  std::vector<std::vector<int64_t>> sets;
+  size_t n = grid.shape.size();
+  for (uint64_t mask = 1; n < 64 && mask < (uint64_t(1) << n); ++mask) {
+    std::vector<int64_t> axes;
+    int64_t product = 1;
+    for (size_t a = 0; a < n; ++a)
+      if (mask & (uint64_t(1) << a)) {
+        axes.push_back(a);
+        product *= grid.shape[a];
+      }
+    if (product == size)
+      sets.push_back(std::move(axes));
+  }
+  return sets;
+}
+
 std::optional<Collective> tofu::matchCollective(const RankBoxes &held,
                                                 const RankBoxes &wanted,
                                                 const ProcessGrid &grid) {
@@ -338,18 +358,8 @@ std::optional<Collective> tofu::matchCollective(const RankBoxes &held,
   }
   if (size < 2)
     return std::nullopt;
-  // Every set of grid axes of that many ranks, in a fixed order.
-  size_t n = grid.shape.size();
-  for (uint64_t mask = 1; n < 64 && mask < (uint64_t(1) << n); ++mask) {
-    int64_t product = 1;
-    c.axes.clear();
-    for (size_t a = 0; a < n; ++a)
-      if (mask & (uint64_t(1) << a)) {
-        c.axes.push_back(a);
-        product *= grid.shape[a];
-      }
-    if (product != size)
-      continue;
+  for (std::vector<int64_t> &axes : getAxisSets(grid, size)) {
+    c.axes = std::move(axes);
     std::optional<RankBoxes> result = applyCollective(c, held, grid);
     if (result && *result == wanted)
       return c;
@@ -366,7 +376,6 @@ tofu::matchAllGathers(const RankBoxes &held, const RankBoxes &wanted,
   Shape to = getBoxShape(wanted.front());
   RankBoxes boxes = held;
   std::vector<Collective> gathers;
-  size_t n = grid.shape.size();
   for (size_t d = to.size(); d-- > 0;) {
     Shape from = getBoxShape(boxes.front());
     if (from.size() != to.size() || to[d] < from[d])
@@ -380,17 +389,10 @@ tofu::matchAllGathers(const RankBoxes &held, const RankBoxes &wanted,
     std::optional<RankBoxes> next;
     Collective c;
     c.dim = d;
-    for (uint64_t mask = 1; !next && n < 64 && mask < (uint64_t(1) << n);
-         ++mask) {
-      int64_t product = 1;
-      c.axes.clear();
-      for (size_t a = 0; a < n; ++a)
-        if (mask & (uint64_t(1) << a)) {
-          c.axes.push_back(a);
-          product *= grid.shape[a];
-        }
-      if (product == size)
-        next = applyCollective(c, boxes, grid);
+    for (std::vector<int64_t> &axes : getAxisSets(grid, size)) {
+      c.axes = std::move(axes);
+      if ((next = applyCollective(c, boxes, grid)))
+        break;
     }
     if (!next)
       return std::nullopt;
