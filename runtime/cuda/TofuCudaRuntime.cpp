@@ -155,7 +155,8 @@ struct ConvAlgorithm {
   cudnnMathType_t math = CUDNN_FMA_MATH;
 };
 
-/// What an algorithm is chosen for: the kind, the extents and the strides.
+/// What an algorithm is chosen for: the kind, the extents, the strides, the
+/// math and the padding.
 using ConvKey = std::array<intptr_t, 24>;
 
 /// The cuDNN handle (on the cuBLAS stream, so that library calls stay in
@@ -232,7 +233,7 @@ void setDescriptors(Dnn &d, const tofu::gpu::ConvProblem &p) {
       d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(p.f), int(p.c), int(p.kh),
       int(p.kw)));
   TOFU_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-      d.conv, /*pad_h=*/0, /*pad_w=*/0, int(p.strideH), int(p.strideW),
+      d.conv, int(p.padH), int(p.padW), int(p.strideH), int(p.strideW),
       /*dilation_h=*/1, /*dilation_w=*/1, CUDNN_CROSS_CORRELATION,
       CUDNN_DATA_FLOAT));
   TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(
@@ -264,6 +265,8 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   std::copy(p.xStrides, p.xStrides + 4, key.begin() + 12);
   std::copy(p.yStrides, p.yStrides + 4, key.begin() + 16);
   key[20] = allowsTF32();
+  key[21] = p.padH;
+  key[22] = p.padW;
   auto it = d.algorithms.find(key);
   if (it != d.algorithms.end())
     return it->second;
