@@ -31,6 +31,7 @@ namespace tofu {
 #define GEN_PASS_DECL_TOFUGPUMANAGEDMEMORY
 #define GEN_PASS_DECL_TOFUGPUPARALLELLOOPS
 #define GEN_PASS_DECL_TOFUGPUREPORT
+#define GEN_PASS_DECL_TOFUGPUSTREAMORDER
 #define GEN_PASS_DECL_TOFUGPUCHECKLOWERED
 #include "tofu/Conversion/Passes.h.inc"
 
@@ -116,6 +117,10 @@ std::optional<int64_t> getMultiplyAccumulateFlops(mlir::linalg::LinalgOp op);
 /// static iteration count times the floating-point arith and math ops of
 /// its body; std::nullopt when a loop range is dynamic.
 std::optional<int64_t> getKernelFlops(mlir::linalg::LinalgOp op);
+
+/// Whether `call` is a library call of convert-tofu-to-gpu (tagged
+/// `tofu.library`), which the CUDA runtime queues on its one stream.
+bool isLibraryCall(mlir::Operation *op);
 
 /// Registers `tofu-gpu-pipeline` (docs/gpu.md).
 void registerTofuGPUPipeline();
