@@ -3,7 +3,9 @@
 # `cmake --install` into a fresh prefix, configures examples/standalone-opt
 # against it with find_package(Tofu), builds it, and runs it from forward
 # model to training-step plan on a bundled model, and trains a partitioned
-# step with the installed tofu-run when MPI is there. Prints one line,
+# step with the installed tofu-run when MPI is there; checks that the CUDA
+# runtime is installed next to the CPU runtime when it was built (without
+# loading it). Prints one line,
 # `test-install: PASS ...` or `test-install: FAIL ...` (then the log's tail),
 # and exits with 1 on failure.
 #
@@ -99,6 +101,26 @@ command -v FileCheck > /dev/null && filecheck=FileCheck
 env -u PYTHONPATH "$prefix/bin/tofu" plan check "$work/plan.json" >> "$log" 2>&1 ||
   fail "the installed tofu plan check on the plan"
 
+# The CUDA runtime (built when the CUDA toolkit and cuDNN were found) next
+# to the CPU runtime, where the installed tofu-run --gpu looks for it; it
+# is not loaded here (that needs the NVIDIA driver), but every library it
+# needs other than the driver's libcuda.so.1 must resolve.
+cuda_runtime=
+if [ -f "$build/lib/libtofu_runtime_cuda.so" ]; then
+  installed=$prefix/lib/libtofu_runtime_cuda.so
+  [ -f "$installed" ] || fail "not installed: lib/libtofu_runtime_cuda.so"
+  [ -f "$prefix/lib/libtofu_runtime_cpu.so" ] ||
+    [ ! -f "$build/lib/libtofu_runtime_cpu.so" ] ||
+    fail "not installed: lib/libtofu_runtime_cpu.so"
+  echo "== ldd $installed" >> "$log"
+  ldd "$installed" >> "$log" 2>&1
+  missing=$(ldd "$installed" 2> /dev/null | grep 'not found' |
+    grep -v 'libcuda\.so\.1' | awk '{print $1}' | tr '\n' ' ')
+  [ -z "$missing" ] ||
+    fail "the installed CUDA runtime cannot find: $missing"
+  cuda_runtime=", installed the CUDA runtime"
+fi
+
 # The installed in-process runner, with the installed runtime (built only
 # with MPI): a step partitioned for 2 ranks by the installed tofu-opt
 # trains and matches the unpartitioned one.
@@ -122,4 +144,4 @@ if [ -x "$build/bin/tofu-run" ]; then
 fi
 
 libs=$(ls "$prefix"/lib/*.a "$prefix"/lib/*.so 2> /dev/null | wc -l)
-echo "test-install: PASS: installed $libs libraries, built examples/standalone-opt with find_package(Tofu), planned $model on 4 devices$runner"
+echo "test-install: PASS: installed $libs libraries, built examples/standalone-opt with find_package(Tofu), planned $model on 4 devices$runner$cuda_runtime"

@@ -4,9 +4,12 @@
 // API (modules, launches, streams, events, memory), cuBLAS (GEMMs) and
 // cuDNN (convolutions). The primary context of the chosen device is
 // retained on first use and made current on every entry point, so that the
-// functions can be called from any host thread. The cuBLAS and cuDNN
-// handles live for the whole process (or until tofu_gpu_shutdown) on one
-// non-blocking stream, each with its own workspace.
+// functions can be called from any host thread. All GPU work of the
+// process goes to one non-blocking stream, created with the context and
+// never destroyed: mgpuStreamCreate returns it, mgpuStreamDestroy leaves
+// it, and the cuBLAS and cuDNN handles (created once, each with its own
+// workspace) queue their calls on it, so that kernels and library calls
+// run in program order without the host waiting between them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,11 +81,13 @@ namespace {
   std::abort();
 }
 
-/// The device and its retained primary context.
+/// The device, its retained primary context and the stream of the
+/// process.
 struct Device {
   int ordinal = 0;
   CUdevice device = 0;
   CUcontext context = nullptr;
+  CUstream stream = nullptr;
 };
 
 std::mutex deviceMutex;
@@ -100,6 +105,8 @@ Device &getDevice() {
       TOFU_CU_CHECK(cuInit(/*Flags=*/0));
       TOFU_CU_CHECK(cuDeviceGet(&d->device, d->ordinal));
       TOFU_CU_CHECK(cuDevicePrimaryCtxRetain(&d->context, d->device));
+      TOFU_CU_CHECK(cuCtxSetCurrent(d->context));
+      TOFU_CU_CHECK(cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING));
       currentDevice = d;
     }
   }
@@ -116,7 +123,7 @@ bool allowsTF32() {
 /// Workspace given to cuBLAS (split-K and similar algorithms use it).
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
-/// The cuBLAS handle, its stream and workspace.
+/// The cuBLAS handle, its stream (the process's) and workspace.
 struct Blas {
   cublasHandle_t handle = nullptr;
   cudaStream_t stream = nullptr;
@@ -133,8 +140,7 @@ Blas &getBlas() {
     auto *b = new Blas();
     TOFU_CUDART_CHECK(cudaSetDevice(currentDevice->ordinal));
     TOFU_CUBLAS_CHECK(cublasCreate(&b->handle));
-    TOFU_CUDART_CHECK(
-        cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+    b->stream = currentDevice->stream;
     TOFU_CUBLAS_CHECK(cublasSetStream(b->handle, b->stream));
     TOFU_CUDART_CHECK(cudaMalloc(&b->workspace, kCublasWorkspaceBytes));
     TOFU_CUBLAS_CHECK(
@@ -155,11 +161,12 @@ struct ConvAlgorithm {
   cudnnMathType_t math = CUDNN_FMA_MATH;
 };
 
-/// What an algorithm is chosen for: the kind, the extents and the strides.
+/// What an algorithm is chosen for: the kind, the extents, the strides, the
+/// math and the padding.
 using ConvKey = std::array<intptr_t, 24>;
 
-/// The cuDNN handle (on the cuBLAS stream, so that library calls stay in
-/// order), its descriptors (set again for each call), its workspace (grown
+/// The cuDNN handle (on the process's stream, so that library calls and
+/// kernels stay in order), its descriptors (set again for each call), its workspace (grown
 /// on demand, never shrunk) and the algorithm chosen for each problem.
 struct Dnn {
   cudnnHandle_t handle = nullptr;
@@ -232,7 +239,7 @@ void setDescriptors(Dnn &d, const tofu::gpu::ConvProblem &p) {
       d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(p.f), int(p.c), int(p.kh),
       int(p.kw)));
   TOFU_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-      d.conv, /*pad_h=*/0, /*pad_w=*/0, int(p.strideH), int(p.strideW),
+      d.conv, int(p.padH), int(p.padW), int(p.strideH), int(p.strideW),
       /*dilation_h=*/1, /*dilation_w=*/1, CUDNN_CROSS_CORRELATION,
       CUDNN_DATA_FLOAT));
   TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(
@@ -264,6 +271,8 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   std::copy(p.xStrides, p.xStrides + 4, key.begin() + 12);
   std::copy(p.yStrides, p.yStrides + 4, key.begin() + 16);
   key[20] = allowsTF32();
+  key[21] = p.padH;
+  key[22] = p.padW;
   auto it = d.algorithms.find(key);
   if (it != d.algorithms.end())
     return it->second;
@@ -295,7 +304,8 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   return chosen;
 }
 
-/// Grows the workspace to at least `bytes`.
+/// Grows the workspace to at least `bytes` (after the queued calls that
+/// may still use the old one).
 void reserveWorkspace(Dnn &d, size_t bytes) {
   if (bytes <= d.workspaceBytes)
     return;
@@ -307,8 +317,8 @@ void reserveWorkspace(Dnn &d, size_t bytes) {
   d.workspaceBytes = bytes;
 }
 
-/// One convolution entry point: checks the call, calls cuDNN on the
-/// library stream and waits for it.
+/// One convolution entry point: checks the call and queues it on the
+/// process's stream (the host does not wait for it).
 void runConv(const char *entry, tofu::gpu::ConvKind kind,
              tofu::gpu::ConvProblem p) {
   std::string error = tofu::gpu::planConv(p);
@@ -345,7 +355,6 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
         d.workspace, algorithm.workspaceBytes, &p.beta, d.w, w));
     break;
   }
-  TOFU_CUDART_CHECK(cudaStreamSynchronize(d.stream));
 }
 
 } // namespace
@@ -405,16 +414,14 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 // Streams and events
 //===----------------------------------------------------------------------===//
 
-extern "C" void *mgpuStreamCreate() {
-  getDevice();
-  CUstream stream = nullptr;
-  TOFU_CU_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  return stream;
-}
+// The lowered host code creates a stream for each chain of launches and
+// destroys it after waiting for it; all of them are the process's stream.
+extern "C" void *mgpuStreamCreate() { return getDevice().stream; }
 
 extern "C" void mgpuStreamDestroy(void *stream) {
-  getDevice();
-  TOFU_CU_CHECK(cuStreamDestroy(static_cast<CUstream>(stream)));
+  Device &d = getDevice();
+  if (static_cast<CUstream>(stream) != d.stream)
+    TOFU_CU_CHECK(cuStreamDestroy(static_cast<CUstream>(stream)));
 }
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
@@ -605,14 +612,14 @@ extern "C" void tofu_gpu_timer_begin() {
     TOFU_CU_CHECK(cuEventCreate(&stepTimer.start, CU_EVENT_DEFAULT));
     TOFU_CU_CHECK(cuEventCreate(&stepTimer.stop, CU_EVENT_DEFAULT));
   }
-  TOFU_CU_CHECK(cuEventRecord(stepTimer.start, /*hStream=*/nullptr));
+  TOFU_CU_CHECK(cuEventRecord(stepTimer.start, currentDevice->stream));
 }
 
 extern "C" void tofu_gpu_timer_end() {
   getDevice();
   if (!stepTimer.start)
     misuse("tofu_gpu_timer_end", "no tofu_gpu_timer_begin before");
-  TOFU_CU_CHECK(cuEventRecord(stepTimer.stop, /*hStream=*/nullptr));
+  TOFU_CU_CHECK(cuEventRecord(stepTimer.stop, currentDevice->stream));
   TOFU_CU_CHECK(cuEventSynchronize(stepTimer.stop));
   float ms = 0.0f;
   TOFU_CU_CHECK(cuEventElapsedTime(&ms, stepTimer.start, stepTimer.stop));
@@ -650,9 +657,9 @@ extern "C" void tofu_gpu_shutdown() {
     return;
   getDevice();
   destroyDnn();
+  // The stream stays: it belongs to the process, not to the handles.
   TOFU_CUDART_CHECK(cudaStreamSynchronize(blas->stream));
   TOFU_CUBLAS_CHECK(cublasDestroy(blas->handle));
-  TOFU_CUDART_CHECK(cudaStreamDestroy(blas->stream));
   TOFU_CUDART_CHECK(cudaFree(blas->workspace));
   delete blas;
   blas = nullptr;
@@ -685,7 +692,6 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
         TOFU_CUDART_CHECK(cudaMemset2DAsync(
             pc + intptr_t(i) * cBatch, size_t(plan.c.ld) * sizeof(float), 0,
             size_t(plan.rows) * sizeof(float), plan.cols, blasState.stream));
-      TOFU_CUDART_CHECK(cudaStreamSynchronize(blasState.stream));
     }
     return;
   }
@@ -707,7 +713,6 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
         plan.second.ld, plan.second.batchStride, &beta, pc, plan.c.ld,
         plan.c.batchStride, plan.batch));
   }
-  TOFU_CUDART_CHECK(cudaStreamSynchronize(blasState.stream));
 }
 
 TOFU_GPU_DEFINE_CONV2D_ENTRY_POINTS(runConv)

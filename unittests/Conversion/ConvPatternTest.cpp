@@ -4,7 +4,8 @@
 // convolution and tofu-autodiff's data and filter gradients in any operand
 // and loop order, strides, 1-D convolutions, and the forms that must not
 // match (GEMMs, dilations, other layouts, groups, 3-D, a loop that plays
-// two roles).
+// two roles); the folding of a zero pad into cuDNN's symmetric padding,
+// checked against the padded convolution computed both ways.
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,6 +192,150 @@ TEST(ConvPatternTest, VerifyCatchesBrokenPatterns) {
   ConvPattern sameOperand = p;
   sameOperand.filter = 0;
   EXPECT_NE(sameOperand.verify(7), "");
+}
+
+ConvPattern forward(int64_t stride) {
+  return *matchConvPattern({image(stride), filter(), output()}, 7);
+}
+
+TEST(ConvPatternTest, FoldsSymmetricPad) {
+  // The zoo's 3x3 convolution with pad 1 on a 10x8 image, stride 1 and 2,
+  // and the 7x7 stem with pad 3 and stride 2.
+  std::string whyNot = "stale";
+  std::optional<std::vector<int64_t>> pad = foldZeroPad(
+      forward(1), {0, 0, 1, 1}, {0, 0, 1, 1}, {2, 3, 10, 8}, {3, 3}, {10, 8},
+      &whyNot);
+  ASSERT_TRUE(pad);
+  EXPECT_EQ(*pad, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(whyNot, "");
+  pad = foldZeroPad(forward(2), {0, 0, 1, 1}, {0, 0, 1, 1}, {2, 3, 10, 8},
+                    {3, 3}, {5, 4});
+  ASSERT_TRUE(pad);
+  EXPECT_EQ(*pad, (std::vector<int64_t>{1, 1}));
+  pad = foldZeroPad(forward(2), {0, 0, 3, 3}, {0, 0, 3, 3}, {1, 3, 224, 224},
+                    {7, 7}, {112, 112});
+  ASSERT_TRUE(pad);
+  EXPECT_EQ(*pad, (std::vector<int64_t>{3, 3}));
+  // Different pads per dimension, and none in one of them.
+  pad = foldZeroPad(forward(1), {0, 0, 0, 2}, {0, 0, 0, 2}, {1, 1, 6, 6},
+                    {3, 5}, {4, 6});
+  ASSERT_TRUE(pad);
+  EXPECT_EQ(*pad, (std::vector<int64_t>{0, 2}));
+}
+
+TEST(ConvPatternTest, FoldsPadOfOneDimensional) {
+  IndexMap x{loop(0), loop(3), window(2, 1, 4)};
+  IndexMap w{loop(1), loop(3), loop(4)};
+  IndexMap y{loop(0), loop(1), loop(2)};
+  ConvPattern p = *matchConvPattern({x, w, y}, 5);
+  std::optional<std::vector<int64_t>> pad =
+      foldZeroPad(p, {0, 0, 2}, {0, 0, 2}, {4, 8, 16}, {5}, {16});
+  ASSERT_TRUE(pad);
+  EXPECT_EQ(*pad, (std::vector<int64_t>{2}));
+}
+
+TEST(ConvPatternTest, FoldsHighPadThatTheStrideNeverReaches) {
+  // 3x3, stride 2, image 8: low 1 and high 0 or 1 give 4 outputs, as
+  // cuDNN's padding 1 on both sides does.
+  for (int64_t high : {0, 1}) {
+    std::optional<std::vector<int64_t>> pad =
+        foldZeroPad(forward(2), {0, 0, 1, 1}, {0, 0, high, high},
+                    {1, 1, 8, 8}, {3, 3}, {4, 4});
+    ASSERT_TRUE(pad);
+    EXPECT_EQ(*pad, (std::vector<int64_t>{1, 1}));
+  }
+}
+
+/// Expects foldZeroPad to refuse with `reason`.
+void expectNoFold(const ConvPattern &p, const std::vector<int64_t> &low,
+                  const std::vector<int64_t> &high,
+                  const std::vector<int64_t> &extents,
+                  const std::vector<int64_t> &kernel,
+                  const std::vector<int64_t> &output,
+                  const std::string &reason) {
+  std::string whyNot;
+  EXPECT_FALSE(foldZeroPad(p, low, high, extents, kernel, output, &whyNot));
+  EXPECT_EQ(whyNot, reason);
+}
+
+TEST(ConvPatternTest, KeepsPadsThatCuDNNCannotTake) {
+  // 'same' padding of an even kernel: low 0, high 1 (stride 1).
+  expectNoFold(forward(1), {0, 0, 0, 0}, {0, 0, 1, 1}, {1, 1, 8, 8}, {2, 2},
+               {8, 8}, "the pad is asymmetric (cuDNN pads both sides alike)");
+  // Low 1, high 0 at stride 1: cuDNN would compute one more output.
+  expectNoFold(forward(1), {0, 0, 1, 1}, {0, 0, 0, 0}, {1, 1, 8, 8}, {3, 3},
+               {7, 7}, "the pad is asymmetric (cuDNN pads both sides alike)");
+  expectNoFold(forward(1), {0, 1, 1, 1}, {0, 1, 1, 1}, {1, 1, 8, 8}, {3, 3},
+               {8, 8}, "the pad is not only spatial");
+  expectNoFold(forward(1), {0, 0, 3, 3}, {0, 0, 3, 3}, {1, 1, 8, 8}, {3, 3},
+               {12, 12}, "a pad is not smaller than the kernel");
+  expectNoFold(forward(1), {0, 0, -1, 0}, {0, 0, 1, 0}, {1, 1, 8, 8}, {3, 3},
+               {6, 6}, "a pad is negative or an extent is not positive");
+  expectNoFold(forward(1), {0, 0, 1, 1}, {0, 0, 1, 1}, {1, 1, 8, 8}, {3, 3},
+               {7, 8}, "the output extent does not follow from the padded "
+                       "image");
+  expectNoFold(forward(1), {0, 0, 1}, {0, 0, 1}, {1, 1, 8}, {3}, {8},
+               "the pad does not match the rank of the convolution");
+}
+
+/// One dimension of a convolution on the padded image, as the op computes
+/// it (`padded`), or with cuDNN's symmetric padding `pad` (image elements
+/// outside [0, in) read as zero).
+std::vector<double> convolve1D(const std::vector<double> &x,
+                               const std::vector<double> &w, int64_t stride,
+                               int64_t pad, int64_t outputs) {
+  std::vector<double> y(outputs, 0.0);
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t k = 0; k < int64_t(w.size()); ++k) {
+      int64_t i = o * stride + k - pad;
+      if (i >= 0 && i < int64_t(x.size()))
+        y[o] += x[i] * w[k];
+    }
+  return y;
+}
+
+TEST(ConvPatternTest, FoldAgreesWithThePaddedConvolution) {
+  // Every small 1-D case: when the pad folds, cuDNN's symmetric padding
+  // computes the op's outputs; when it is asymmetric, cuDNN's output
+  // extent differs from the op's.
+  unsigned folded = 0, asymmetric = 0;
+  for (int64_t in = 1; in <= 7; ++in)
+    for (int64_t k = 1; k <= 4; ++k)
+      for (int64_t s = 1; s <= 3; ++s)
+        for (int64_t lo = 0; lo < k; ++lo)
+          for (int64_t hi = 0; hi <= 4; ++hi) {
+            if (in + lo + hi < k)
+              continue;
+            int64_t out = (in + lo + hi - k) / s + 1;
+            IndexMap x{loop(0), loop(3), window(2, s, 4)};
+            IndexMap w{loop(1), loop(3), loop(4)};
+            IndexMap y{loop(0), loop(1), loop(2)};
+            ConvPattern p = *matchConvPattern({x, w, y}, 5);
+            std::string whyNot;
+            std::optional<std::vector<int64_t>> pad = foldZeroPad(
+                p, {0, 0, lo}, {0, 0, hi}, {1, 1, in}, {k}, {out}, &whyNot);
+            std::vector<double> xs(in), ws(k), padded(lo + in + hi, 0.0);
+            for (int64_t i = 0; i < in; ++i)
+              padded[lo + i] = xs[i] = 1.0 + i * 0.5;
+            for (int64_t i = 0; i < k; ++i)
+              ws[i] = 2.0 - i;
+            std::vector<double> expected = convolve1D(padded, ws, s, 0, out);
+            if (pad) {
+              ++folded;
+              ASSERT_EQ(*pad, (std::vector<int64_t>{lo}));
+              EXPECT_EQ(convolve1D(xs, ws, s, lo, out), expected)
+                  << in << " " << k << " " << s << " " << lo << " " << hi;
+            } else {
+              ++asymmetric;
+              EXPECT_EQ(whyNot,
+                        "the pad is asymmetric (cuDNN pads both sides alike)");
+              bool fits = in + 2 * lo >= k;
+              EXPECT_TRUE(!fits || (in + 2 * lo - k) / s + 1 != out)
+                  << in << " " << k << " " << s << " " << lo << " " << hi;
+            }
+          }
+  EXPECT_GT(folded, 100u);
+  EXPECT_GT(asymmetric, 100u);
 }
 
 } // namespace

@@ -5,8 +5,8 @@
 // against its definition, and the data and filter gradients against the
 // forward one through the adjoint identities
 //   <conv(X, W), Y> = <X, dataGradient(W, Y)> = <W, filterGradient(X, Y)>,
-// on strided (padded, NHWC-ordered) image and output buffers and both
-// betas.
+// on strided (padded, NHWC-ordered) image and output buffers, with and
+// without cuDNN's zero padding of the image, and both betas.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,8 +57,10 @@ constexpr int kNHWC[4] = {0, 2, 3, 1};
 
 /// The problem of a convolution on these tensors.
 ConvProblem makeProblem(Tensor &x, Tensor &w, Tensor &y, intptr_t sh,
-                        intptr_t sw, float beta) {
+                        intptr_t sw, float beta, intptr_t ph = 0,
+                        intptr_t pw = 0) {
   ConvProblem p;
+  p.padH = ph, p.padW = pw;
   p.n = x.sizes[0], p.c = x.sizes[1], p.h = x.sizes[2], p.w = x.sizes[3];
   p.f = w.sizes[0], p.kh = w.sizes[2], p.kw = w.sizes[3];
   p.oh = y.sizes[2], p.ow = y.sizes[3], p.strideH = sh, p.strideW = sw;
@@ -85,13 +87,16 @@ double dot(Tensor &a, Tensor &b) {
 
 struct Shape {
   intptr_t n, c, h, w, f, kh, kw, sh, sw;
-  intptr_t oh() const { return (h - kh) / sh + 1; }
-  intptr_t ow() const { return (w - kw) / sw + 1; }
+  /// Padding on both sides of the rows and the columns.
+  intptr_t ph = 0, pw = 0;
+  intptr_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
+  intptr_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
 };
 
 void PrintTo(const Shape &s, std::ostream *os) {
   *os << "n" << s.n << " c" << s.c << " " << s.h << "x" << s.w << " f" << s.f
-      << " kernel " << s.kh << "x" << s.kw << " stride " << s.sh << "x" << s.sw;
+      << " kernel " << s.kh << "x" << s.kw << " stride " << s.sh << "x" << s.sw
+      << " pad " << s.ph << "x" << s.pw;
 }
 
 class ConvPlanShapes : public testing::TestWithParam<Shape> {};
@@ -110,13 +115,16 @@ TEST_P(ConvPlanShapes, ForwardMatchesDefinition) {
             float sum = 0.0f;
             for (intptr_t c = 0; c < s.c; ++c)
               for (intptr_t k = 0; k < s.kh; ++k)
-                for (intptr_t l = 0; l < s.kw; ++l)
-                  sum +=
-                      x.at(b, c, i * s.sh + k, j * s.sw + l) * w.at(f, c, k, l);
+                for (intptr_t l = 0; l < s.kw; ++l) {
+                  // The padded image: zero outside the image.
+                  intptr_t r = i * s.sh + k - s.ph, q = j * s.sw + l - s.pw;
+                  if (r >= 0 && r < s.h && q >= 0 && q < s.w)
+                    sum += x.at(b, c, r, q) * w.at(f, c, k, l);
+                }
             float &e = expected.at(b, f, i, j);
             e = beta * e + sum;
           }
-    ConvProblem p = makeProblem(x, w, y, s.sh, s.sw, beta);
+    ConvProblem p = makeProblem(x, w, y, s.sh, s.sw, beta, s.ph, s.pw);
     ASSERT_EQ(planConv(p), "");
     runConvOnHost(ConvKind::Forward, p);
     for (intptr_t b = 0; b < s.n; ++b)
@@ -133,20 +141,20 @@ TEST_P(ConvPlanShapes, GradientsAreAdjoint) {
   Tensor w({s.f, s.c, s.kh, s.kw}, kNCHW, 0, -0.5f);
   Tensor dy({s.n, s.f, s.oh(), s.ow()}, kNHWC, 1, 0.75f);
   Tensor y({s.n, s.f, s.oh(), s.ow()}, kNCHW, 0, 9.0f);
-  ConvProblem forward = makeProblem(x, w, y, s.sh, s.sw, 0.0f);
+  ConvProblem forward = makeProblem(x, w, y, s.sh, s.sw, 0.0f, s.ph, s.pw);
   ASSERT_EQ(planConv(forward), "");
   runConvOnHost(ConvKind::Forward, forward);
   double reference = dot(y, dy);
 
   // beta = 0 overwrites every element, also rows that no window reaches.
   Tensor dx({s.n, s.c, s.h, s.w}, kNCHW, 2, 7.0f);
-  ConvProblem data = makeProblem(dx, w, dy, s.sh, s.sw, 0.0f);
+  ConvProblem data = makeProblem(dx, w, dy, s.sh, s.sw, 0.0f, s.ph, s.pw);
   ASSERT_EQ(planConv(data), "");
   runConvOnHost(ConvKind::BackwardData, data);
   EXPECT_NEAR(dot(x, dx), reference, 1e-3 * std::fabs(reference) + 1e-3);
 
   Tensor dw({s.f, s.c, s.kh, s.kw}, kNCHW, 0, 5.0f);
-  ConvProblem filter = makeProblem(x, dw, dy, s.sh, s.sw, 0.0f);
+  ConvProblem filter = makeProblem(x, dw, dy, s.sh, s.sw, 0.0f, s.ph, s.pw);
   ASSERT_EQ(planConv(filter), "");
   runConvOnHost(ConvKind::BackwardFilter, filter);
   EXPECT_NEAR(dot(w, dw), reference, 1e-3 * std::fabs(reference) + 1e-3);
@@ -165,14 +173,21 @@ INSTANTIATE_TEST_SUITE_P(
                     // 1x1 kernels, a different stride per dimension.
                     Shape{2, 4, 5, 6, 2, 1, 1, 2, 3},
                     // 1-D: height 1.
-                    Shape{2, 3, 1, 10, 4, 1, 3, 1, 1}),
+                    Shape{2, 3, 1, 10, 4, 1, 3, 1, 1},
+                    // Padded: the zoo's 3x3 with pad 1, strided, and a
+                    // different padding per dimension (1-D: only columns).
+                    Shape{2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1},
+                    Shape{1, 2, 7, 8, 3, 3, 3, 2, 2, 1, 1},
+                    Shape{1, 2, 5, 6, 2, 3, 5, 1, 2, 0, 2},
+                    Shape{2, 3, 1, 10, 4, 1, 3, 1, 1, 0, 1}),
     [](const testing::TestParamInfo<Shape> &info) {
       const Shape &s = info.param;
       return "n" + std::to_string(s.n) + "c" + std::to_string(s.c) + "h" +
              std::to_string(s.h) + "w" + std::to_string(s.w) + "f" +
              std::to_string(s.f) + "k" + std::to_string(s.kh) + "x" +
              std::to_string(s.kw) + "s" + std::to_string(s.sh) + "x" +
-             std::to_string(s.sw);
+             std::to_string(s.sw) + "p" + std::to_string(s.ph) + "x" +
+             std::to_string(s.pw);
     });
 
 TEST(ConvPlanTest, NormalizesUnitDimensions) {
@@ -199,7 +214,22 @@ TEST(ConvPlanTest, RejectsWhatCuDNNCannotDo) {
   p = good;
   p.oh = 3;
   EXPECT_EQ(planConv(p), "the output extent does not follow from the input "
-                         "extent, the kernel and the stride");
+                         "extent, the kernel, the stride and the padding");
+  p = good;
+  p.padH = p.padW = 1;
+  EXPECT_EQ(planConv(p), "the output extent does not follow from the input "
+                         "extent, the kernel, the stride and the padding");
+  p.oh = p.ow = 6;
+  EXPECT_EQ(planConv(p), "");
+  p = good;
+  p.padW = -1;
+  EXPECT_EQ(planConv(p), "a padding is negative or not smaller than the "
+                         "kernel");
+  p = good;
+  p.padH = 3;
+  p.oh = 10;
+  EXPECT_EQ(planConv(p), "a padding is negative or not smaller than the "
+                         "kernel");
   p = good;
   p.kh = 7;
   EXPECT_NE(planConv(p), "");

@@ -288,11 +288,58 @@ def TofuGPUReport : Pass<"tofu-gpu-report", "mlir::ModuleOp"> {
   ];
 }
 
+def TofuGPUStreamOrder : Pass<"tofu-gpu-stream-order", "mlir::ModuleOp"> {
+  let summary = "Queue kernels and library calls on one stream, wait only "
+                "where the host needs memory";
+  let description = [{
+    Runs on host code with outlined kernels (`gpu.launch_func` without
+    tokens), after `gpu-kernel-outlining`. Each block is walked in order
+    with a current async token: a synchronous `gpu.launch_func` becomes an
+    asynchronous one that depends on the current token (a `gpu.wait async`
+    starts one when there is none) and yields the next; a library call of
+    `convert-tofu-to-gpu` (a `func.call` tagged `tofu.library`, or a loop
+    of nothing but such calls and pure ops) keeps the token, since the CUDA
+    runtime queues it on the same stream; an op with no memory effect, or
+    only allocations, changes nothing. Before any other op with memory
+    effects (host loads and stores, other calls, deallocation, an op with
+    regions) and before a block's terminator, a `gpu.wait` on the current
+    token makes the host wait for the queued work, and the next launch
+    starts a new chain.
+
+    This relies on the contract of the CUDA runtime (`runtime/cuda`,
+    docs/gpu.md): every stream that `mgpuStreamCreate` returns is the one
+    stream of the process, on which the library calls are queued too.
+
+    Before:
+
+    ```mlir
+    gpu.launch_func @k0::@k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    func.call @tofu_gpu_sgemm(...) {tofu.library = "cublas"} : (...) -> ()
+    gpu.launch_func @k1::@k1 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>)
+    %v = memref.load %b[%c0] : memref<4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %t0 = gpu.wait async
+    %t1 = gpu.launch_func async [%t0] @k0::@k0 ...
+    func.call @tofu_gpu_sgemm(...) {tofu.library = "cublas"} : (...) -> ()
+    %t2 = gpu.launch_func async [%t1] @k1::@k1 ...
+    gpu.wait [%t2]
+    %v = memref.load %b[%c0] : memref<4xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def TofuGPUCheckLowered : Pass<"tofu-gpu-check-lowered", "mlir::ModuleOp"> {
   let summary = "Check that a module is fully lowered for the GPU";
   let description = [{
     The last step of `tofu-gpu-pipeline`: fails with a diagnostic on any
-    linalg op or `scf.parallel` that is left, and when kernels were
+    linalg op or `scf.parallel` that is left, on any `gpu.alloc`,
+    `gpu.dealloc` or `gpu.wait` that the host lowering did not turn into
+    runtime calls, and when kernels were
     generated but no `gpu.binary` holds them, so that a lowering that
     silently stopped half-way never looks like a success.
   }];

@@ -28,14 +28,17 @@ namespace gpu {
 /// gradient) or W (filter gradient). The values are the ABI's.
 enum class ConvKind { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
 
-/// A 2-D convolution with dilation 1 and no padding:
-///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, c, oh * sh + kh, ow * sw + kw]
-///                                     * W[f, c, kh, kw]
-/// with every tensor given by the address of its first element and its
-/// strides in elements, in the order of its dimensions.
+/// A 2-D convolution with dilation 1 and symmetric zero padding:
+///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, c, oh * sh + kh - ph,
+///                                       ow * sw + kw - pw] * W[f, c, kh, kw]
+/// (X read as zero outside its extents) with every tensor given by the
+/// address of its first element and its strides in elements, in the order
+/// of its dimensions.
 struct ConvProblem {
   intptr_t n = 0, c = 0, h = 0, w = 0, f = 0, kh = 0, kw = 0, oh = 0, ow = 0;
   intptr_t strideH = 1, strideW = 1;
+  /// Zeros added on both sides of the image's rows and columns.
+  intptr_t padH = 0, padW = 0;
   intptr_t x = 0, xStrides[4] = {0, 0, 0, 0};
   intptr_t filter = 0, wStrides[4] = {0, 0, 0, 0};
   intptr_t y = 0, yStrides[4] = {0, 0, 0, 0};
@@ -58,6 +61,7 @@ inline ConvProblem getConvProblem(TOFU_GPU_CONV2D_PARAMS) {
   ConvProblem p;
   p.n = n, p.c = c, p.h = h, p.w = w, p.f = f, p.kh = kh, p.kw = kw;
   p.oh = oh, p.ow = ow, p.strideH = strideH, p.strideW = strideW;
+  p.padH = padH, p.padW = padW;
   p.x = x, p.xStrides[0] = xN, p.xStrides[1] = xC, p.xStrides[2] = xH;
   p.xStrides[3] = xW;
   p.filter = filter, p.wStrides[0] = wF, p.wStrides[1] = wC;
@@ -69,12 +73,13 @@ inline ConvProblem getConvProblem(TOFU_GPU_CONV2D_PARAMS) {
 }
 
 /// Whether the output extent `out` follows from the input extent `in`, the
-/// kernel extent and the stride as cuDNN requires without padding:
-/// out = (in - kernel) / stride + 1, rounded down, with in >= kernel.
+/// kernel extent, the stride and the padding on each side as cuDNN
+/// requires: out = (in + 2 * pad - kernel) / stride + 1, rounded down, with
+/// in + 2 * pad >= kernel and 0 <= pad < kernel.
 inline bool isConsistentExtent(int64_t in, int64_t kernel, int64_t out,
-                               int64_t stride) {
-  return stride >= 1 && kernel >= 1 && in >= kernel &&
-         out == (in - kernel) / stride + 1;
+                               int64_t stride, int64_t pad = 0) {
+  return stride >= 1 && kernel >= 1 && pad >= 0 && pad < kernel &&
+         in + 2 * pad >= kernel && out == (in + 2 * pad - kernel) / stride + 1;
 }
 
 /// Gives each dimension of extent 1 the stride of a packed layout (cuDNN
@@ -98,10 +103,12 @@ inline std::string planConv(ConvProblem &p) {
   for (intptr_t v : extents)
     if (v < 1 || v > INT_MAX)
       return "an extent or stride is not in [1, INT_MAX]";
-  if (!isConsistentExtent(p.h, p.kh, p.oh, p.strideH) ||
-      !isConsistentExtent(p.w, p.kw, p.ow, p.strideW))
+  if (p.padH < 0 || p.padH >= p.kh || p.padW < 0 || p.padW >= p.kw)
+    return "a padding is negative or not smaller than the kernel";
+  if (!isConsistentExtent(p.h, p.kh, p.oh, p.strideH, p.padH) ||
+      !isConsistentExtent(p.w, p.kw, p.ow, p.strideW, p.padW))
     return "the output extent does not follow from the input extent, the "
-           "kernel and the stride";
+           "kernel, the stride and the padding";
   intptr_t xs[4], ws[4], ys[4];
   p.getXSizes(xs);
   p.getWSizes(ws);
@@ -125,7 +132,8 @@ inline std::string planConv(ConvProblem &p) {
 /// Computes the convolution `kind` of a planned problem on the host, as
 /// cuDNN defines it with alpha = 1: the written tensor becomes the sum of
 /// the products plus beta times its old value (every element of it, also
-/// those that no product reaches).
+/// those that no product reaches). Products with a padding element (outside
+/// the image) are zero and skipped.
 inline void runConvOnHost(ConvKind kind, const ConvProblem &p) {
   auto *x = reinterpret_cast<float *>(p.x);
   auto *w = reinterpret_cast<float *>(p.filter);
@@ -159,9 +167,11 @@ inline void runConvOnHost(ConvKind kind, const ConvProblem &p) {
           for (intptr_t c = 0; c < p.c; ++c)
             for (intptr_t kh = 0; kh < p.kh; ++kh)
               for (intptr_t kw = 0; kw < p.kw; ++kw) {
-                float &xv =
-                    x[b * xs[0] + c * xs[1] + (oh * p.strideH + kh) * xs[2] +
-                      (ow * p.strideW + kw) * xs[3]];
+                intptr_t ih = oh * p.strideH + kh - p.padH;
+                intptr_t iw = ow * p.strideW + kw - p.padW;
+                if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w)
+                  continue;
+                float &xv = x[b * xs[0] + c * xs[1] + ih * xs[2] + iw * xs[3]];
                 float &wv = w[f * ws[0] + c * ws[1] + kh * ws[2] + kw * ws[3]];
                 float &yv = y[b * ys[0] + f * ys[1] + oh * ys[2] + ow * ys[3]];
                 if (kind == ConvKind::Forward)

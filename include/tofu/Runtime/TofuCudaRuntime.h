@@ -14,8 +14,12 @@
 // All work runs in the primary context of one device (device 0 unless
 // mgpuSetDefaultDevice chose another). Every CUDA driver, runtime, cuBLAS
 // and cuDNN call is checked; a failure prints the call and the error and
-// aborts the process. The cuBLAS and cuDNN handles are created once, on
-// first use, on one stream of their own, each with a workspace;
+// aborts the process. All work is queued on one stream of the process:
+// every stream that mgpuStreamCreate returns is that stream (never
+// destroyed), and the library calls are queued on it without the host
+// waiting, so that the host code waits only where it synchronizes a
+// stream (docs/gpu.md, tofu-gpu-stream-order). The cuBLAS and cuDNN
+// handles are created once, on first use, each with a workspace;
 // `TOFU_GPU_TF32=1` in the environment allows TF32 tensor-core math
 // (default: exact FP32).
 //
@@ -49,8 +53,11 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t sharedMemBytes, void *stream,
                       void **params, void **extra, size_t paramsCount);
 
+/// The stream of the process (created with the context, once).
 void *mgpuStreamCreate(void);
+/// Nothing for the process's stream.
 void mgpuStreamDestroy(void *stream);
+/// Waits until the work queued on `stream` is done.
 void mgpuStreamSynchronize(void *stream);
 void mgpuStreamWaitEvent(void *stream, void *event);
 
@@ -98,10 +105,10 @@ void tofu_gpu_synchronize(void);
 int32_t tofu_gpu_probe(char *message, int64_t size);
 
 /// Step timing for runners: `begin` and `end` record CUDA events on the
-/// default stream around one step and keep the elapsed time (every entry
-/// point and launch of a lowered step has finished its GPU work when it
-/// returns, so the events bracket the whole step); `report` prints the
-/// median over the steps after the first `warmup`.
+/// process's stream around one step and keep the elapsed time (the events
+/// bracket all the step's work, which is queued on that stream; `end`
+/// waits for its event); `report` prints the median over the steps after
+/// the first `warmup`.
 void tofu_gpu_timer_begin(void);
 void tofu_gpu_timer_end(void);
 void tofu_gpu_timer_report(int64_t warmup);
@@ -112,8 +119,8 @@ void tofu_gpu_timer_report(int64_t warmup);
 /// (`x`), its stride between rows (`xRow`), between columns (`xCol`) and
 /// between batches (`xBatch`), in elements. Each matrix must have a unit
 /// stride in one of its two dimensions; transposed operands are expressed
-/// by swapping the strides. Calls cublasSgemm (batch 1) or
-/// cublasSgemmStridedBatched on the runtime's stream and waits for it.
+/// by swapping the strides. Queues cublasSgemm (batch 1) or
+/// cublasSgemmStridedBatched on the process's stream; does not wait.
 /// `beta` is 0 (overwrite C) or 1 (accumulate into C).
 void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                     intptr_t a, intptr_t aRow, intptr_t aCol, intptr_t aBatch,
@@ -122,26 +129,29 @@ void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                     float beta);
 
 /// The parameters of the three convolution entry points: a 2-D
-/// convolution with dilation 1 and no padding (ConvPlan.h),
-///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, c, oh * strideH + kh,
-///                                       ow * strideW + kw] * W[f, c, kh, kw]
-/// on an image X (n x c x h x w), a filter W (f x c x kh x kw, packed) and an
-/// output Y (n x f x oh x ow), each given by the address of its first element
-/// and its strides in elements (any positive ones for X and Y). The written
-/// tensor becomes the sum plus `beta` times its old value; `beta` is 0 or 1.
-/// A 1-D convolution is the case h = kh = oh = 1.
+/// convolution with dilation 1 and zero padding (ConvPlan.h),
+///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, c, oh * strideH + kh - padH,
+///                                       ow * strideW + kw - padW]
+///                                     * W[f, c, kh, kw]
+/// where X is zero outside its extents, on an image X (n x c x h x w), a
+/// filter W (f x c x kh x kw, packed) and an output Y (n x f x oh x ow),
+/// each given by the address of its first element and its strides in
+/// elements (any positive ones for X and Y). The padding is the same on
+/// both sides of a dimension (cuDNN's) and smaller than the kernel. The
+/// written tensor becomes the sum plus `beta` times its old value; `beta`
+/// is 0 or 1. A 1-D convolution is the case h = kh = oh = 1, padH = 0.
 #define TOFU_GPU_CONV2D_PARAMS                                                 \
   intptr_t n, intptr_t c, intptr_t h, intptr_t w, intptr_t f, intptr_t kh,     \
       intptr_t kw, intptr_t oh, intptr_t ow, intptr_t strideH,                 \
-      intptr_t strideW, intptr_t x, intptr_t xN, intptr_t xC, intptr_t xH,     \
-      intptr_t xW, intptr_t filter, intptr_t wF, intptr_t wC, intptr_t wH,     \
-      intptr_t wW, intptr_t y, intptr_t yN, intptr_t yF, intptr_t yH,          \
-      intptr_t yW, float beta
+      intptr_t strideW, intptr_t padH, intptr_t padW, intptr_t x, intptr_t xN, \
+      intptr_t xC, intptr_t xH, intptr_t xW, intptr_t filter, intptr_t wF,     \
+      intptr_t wC, intptr_t wH, intptr_t wW, intptr_t y, intptr_t yN,          \
+      intptr_t yF, intptr_t yH, intptr_t yW, float beta
 
 /// The parameters of TOFU_GPU_CONV2D_PARAMS as arguments, for forwarding.
 #define TOFU_GPU_CONV2D_ARGS                                                   \
-  n, c, h, w, f, kh, kw, oh, ow, strideH, strideW, x, xN, xC, xH, xW, filter,  \
-      wF, wC, wH, wW, y, yN, yF, yH, yW, beta
+  n, c, h, w, f, kh, kw, oh, ow, strideH, strideW, padH, padW, x, xN, xC, xH,  \
+      xW, filter, wF, wC, wH, wW, y, yN, yF, yH, yW, beta
 
 /// Y = conv(X, W) + beta Y: cudnnConvolutionForward.
 void tofu_gpu_conv2d_forward(TOFU_GPU_CONV2D_PARAMS);

@@ -1,7 +1,8 @@
 //===- CheckLowered.cpp - The end of the GPU pipeline is fully lowered ----===//
 //
-// Implements tofu-gpu-check-lowered: no linalg op, no scf.parallel and no
-// un-serialized gpu.module may be left, and kernels must come with a
+// Implements tofu-gpu-check-lowered: no linalg op, no scf.parallel, no
+// un-serialized gpu.module and no gpu.alloc, gpu.dealloc or gpu.wait that
+// the host lowering left may be left, and kernels must come with a
 // gpu.binary.
 //
 //===----------------------------------------------------------------------===//
@@ -35,6 +36,10 @@ struct TofuGPUCheckLoweredPass
       } else if (isa<gpu::GPUModuleOp>(op)) {
         op->emitOpError("tofu-gpu-check-lowered: a gpu.module was not "
                         "serialized to a binary");
+        failed = true;
+      } else if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::WaitOp>(op)) {
+        op->emitOpError("tofu-gpu-check-lowered: the host lowering left this "
+                        "op, it was not turned into runtime calls");
         failed = true;
       } else if (isa<gpu::LaunchFuncOp, gpu::LaunchOp>(op)) {
         hasLaunch = true;

@@ -5,7 +5,8 @@
 // batch and channel loops, which in turn name the output (the operand that
 // shares the batch loop) and the filter (the one that shares the channel
 // loop); every loop must then play exactly one of the 3 + 2 * spatial
-// roles.
+// roles. A zero pad of the image folds into cuDNN's padding when cuDNN's
+// symmetric padding computes the same outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,4 +175,40 @@ tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
     return fail(whyNot, "a loop is not a batch, channel, filter, output or "
                         "kernel loop of the convolution");
   return p;
+}
+
+std::optional<std::vector<int64_t>> tofu::conv::foldZeroPad(
+    const ConvPattern &p, const std::vector<int64_t> &low,
+    const std::vector<int64_t> &high, const std::vector<int64_t> &extents,
+    const std::vector<int64_t> &kernel, const std::vector<int64_t> &output,
+    std::string *whyNot) {
+  auto none = [&](const char *reason) {
+    if (whyNot)
+      *whyNot = reason;
+    return std::nullopt;
+  };
+  if (whyNot)
+    whyNot->clear();
+  unsigned spatial = p.getSpatialRank();
+  if (low.size() != 2 + spatial || high.size() != low.size() ||
+      extents.size() != low.size() || kernel.size() != spatial ||
+      output.size() != spatial || p.strides.size() != spatial)
+    return none("the pad does not match the rank of the convolution");
+  if (low[0] != 0 || low[1] != 0 || high[0] != 0 || high[1] != 0)
+    return none("the pad is not only spatial");
+  std::vector<int64_t> padding;
+  for (unsigned d = 0; d < spatial; ++d) {
+    int64_t lo = low[2 + d], hi = high[2 + d], in = extents[2 + d];
+    int64_t k = kernel[d], out = output[d], s = p.strides[d];
+    if (lo < 0 || hi < 0 || in < 1 || k < 1 || s < 1)
+      return none("a pad is negative or an extent is not positive");
+    if (lo >= k)
+      return none("a pad is not smaller than the kernel");
+    if (in + lo + hi < k || out != (in + lo + hi - k) / s + 1)
+      return none("the output extent does not follow from the padded image");
+    if (in + 2 * lo < k || out != (in + 2 * lo - k) / s + 1)
+      return none("the pad is asymmetric (cuDNN pads both sides alike)");
+    padding.push_back(lo);
+  }
+  return padding;
 }

@@ -70,6 +70,8 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       ",tofu-gpu-parallel-loops{{block-size={0}},"
       "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
       "lower-affine,"
+      "gpu-kernel-outlining,"
+      "tofu-gpu-stream-order,"
       "gpu-lower-to-nvvm-pipeline{{cubin-chip={1} cubin-features={2} "
       "cubin-format={3}},"
       "tofu-gpu-check-lowered",

@@ -3,7 +3,8 @@
 // Implements convert-tofu-to-gpu: every GEMM-shaped linalg op on buffers
 // becomes a call of tofu_gpu_sgemm, every convolution a call of one of the
 // tofu_gpu_conv2d_* entry points (include/tofu/Runtime/TofuCudaRuntime.h),
-// with the addresses, extents and strides of their operands.
+// with the addresses, extents and strides of their operands; a zero pad
+// of a convolution's image becomes the call's padding (ConvPadding.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -212,18 +213,39 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
   op->erase();
 }
 
-/// Replaces `op` by a call of the runtime's convolution of its kind. A 1-D
-/// convolution is passed as a 2-D one of height 1.
+/// Replaces `op` by a call of the runtime's convolution of its kind, on
+/// `image` with its padding when given. A 1-D convolution is passed as a
+/// 2-D one of height 1.
 static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
-                             const conv::ConvPattern &pattern) {
+                             const conv::ConvPattern &pattern,
+                             const ConvPadding::Image *image) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value written = op->getOperand(2);
   float beta = takeZeroFillBefore(op, written);
-  BufferView x = getBufferView(b, loc, op->getOperand(pattern.image));
+  unsigned spatial = pattern.getSpatialRank();
+  SmallVector<int64_t> padding(spatial, 0);
+  BufferView x;
+  if (image) {
+    // The unpadded image, or the interior of the padded one.
+    x = getBufferView(b, loc, image->buffer);
+    padding = image->padding;
+    for (unsigned d = 0; d < spatial; ++d) {
+      Value &size = x.sizes[2 + d];
+      Value stride = x.strides[2 + d];
+      if (!image->extents.empty())
+        size = index(b, loc, image->extents[d]);
+      Value elements = arith::MulIOp::create(
+          b, loc, stride, index(b, loc, image->offsets[d]));
+      Value bytes = arith::MulIOp::create(b, loc, elements, index(b, loc, 4));
+      x.address = arith::AddIOp::create(b, loc, x.address, bytes);
+    }
+  } else {
+    x = getBufferView(b, loc, op->getOperand(pattern.image));
+  }
   BufferView w = getBufferView(b, loc, op->getOperand(pattern.filter));
   BufferView y = getBufferView(b, loc, op->getOperand(pattern.output));
-  if (pattern.getSpatialRank() == 1) {
+  if (spatial == 1) {
     // Height 1: its strides are never used (the runtime normalizes them).
     Value one = index(b, loc, 1);
     for (BufferView *view : {&x, &w, &y}) {
@@ -231,13 +253,16 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
       view->strides.insert(view->strides.begin() + 2, one);
     }
   }
-  bool is2D = pattern.getSpatialRank() == 2;
+  bool is2D = spatial == 2;
   Value strideH = index(b, loc, is2D ? pattern.strides.front() : 1);
   Value strideW = index(b, loc, pattern.strides.back());
+  Value padH = index(b, loc, is2D ? padding.front() : 0);
+  Value padW = index(b, loc, padding.back());
   // The order of TOFU_GPU_CONV2D_PARAMS.
   SmallVector<Value> args{x.sizes[0], x.sizes[1], x.sizes[2], x.sizes[3],
                           w.sizes[0], w.sizes[2], w.sizes[3], y.sizes[2],
-                          y.sizes[3], strideH,    strideW};
+                          y.sizes[3], strideH,    strideW,    padH,
+                          padW};
   for (BufferView *view : {&x, &w, &y}) {
     args.push_back(view->address);
     llvm::append_range(args, view->strides);
@@ -247,7 +272,8 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
   StringRef entry = kConvEntries[static_cast<int>(pattern.kind)];
   createLibraryCall(b, module, op, entry, "cudnn", args);
   LLVM_DEBUG(llvm::dbgs() << "convert-tofu-to-gpu: " << op->getName() << " -> "
-                          << entry << " beta " << beta << "\n");
+                          << entry << " beta " << beta << " padding "
+                          << padding.back() << "\n");
   op->erase();
 }
 
@@ -279,8 +305,14 @@ void ConvertTofuToGPUPass::runOnOperation() {
   });
   if (result.wasInterrupted())
     return signalPassFailure();
+  // Pads are decided before anything is rewritten: the check that nothing
+  // writes an image between its pad and its convolutions needs the linalg
+  // ops' memory effects, which the library calls do not declare.
+  ConvPadding padding;
+  padding.analyze(convolutions);
   for (auto &[op, match] : gemms)
     lowerGemm(module, op, match);
   for (auto &[op, pattern] : convolutions)
-    lowerConvolution(module, op, pattern);
+    lowerConvolution(module, op, pattern, padding.lookup(op));
+  padding.eraseFoldedPads();
 }

@@ -33,3 +33,17 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Tests that GPU host ops that the host lowering left (an asynchronous
+// managed allocation, which gpu-to-llvm refuses) are errors.
+func.func @host_ops_left() {
+  // expected-error @+1 {{tofu-gpu-check-lowered: the host lowering left this op, it was not turned into runtime calls}}
+  %t = gpu.wait async
+  // expected-error @+1 {{tofu-gpu-check-lowered: the host lowering left this op, it was not turned into runtime calls}}
+  %m, %t2 = gpu.alloc async [%t] host_shared () : memref<4xf32>
+  // expected-error @+1 {{tofu-gpu-check-lowered: the host lowering left this op, it was not turned into runtime calls}}
+  gpu.wait [%t2]
+  return
+}

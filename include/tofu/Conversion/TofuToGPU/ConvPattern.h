@@ -5,7 +5,9 @@
 // the forward convolution writes the output, tofu-autodiff's data gradient
 // writes the image, its filter gradient writes the filter. Plain C++
 // without MLIR, so that the rules are unit tested on their own; the linalg
-// side (element types, the body) is in ConvMatcher.cpp.
+// side (element types, the body) is in ConvMatcher.cpp. Also the rule by
+// which a constant zero pad of the image becomes the padding of the cuDNN
+// call (ConvPadding.cpp finds the pads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +83,26 @@ bool hasWindowedIndex(const std::vector<IndexMap> &maps);
 std::optional<ConvPattern> matchConvPattern(const std::vector<IndexMap> &maps,
                                             unsigned numLoops,
                                             std::string *whyNot = nullptr);
+
+/// The padding of a cuDNN call that computes the convolution `p` on an
+/// image padded with zeros by `low` and `high` elements per dimension
+/// (image rank: 2 + the spatial rank) from an image of `extents`; `kernel`
+/// and `output` are the extents of the kernel and output loops per
+/// spatial dimension. cuDNN pads both sides of a dimension alike: the
+/// padding is `low`, and the fold is exact when cuDNN's output extent with
+/// it, (in + 2 * low - kernel) / stride + 1, is the op's. A high pad that
+/// differs from the low one is fine where the stride never reaches the
+/// difference. Returns std::nullopt with `whyNot` (if given) when the pad
+/// must stay a copy: a pad of the batch or channels, a negative pad, a pad
+/// of at least the kernel extent (outputs of padding only), an output
+/// extent that does not follow from the padded image, or an asymmetric
+/// pad that cuDNN's symmetric padding would change.
+std::optional<std::vector<int64_t>>
+foldZeroPad(const ConvPattern &p, const std::vector<int64_t> &low,
+            const std::vector<int64_t> &high,
+            const std::vector<int64_t> &extents,
+            const std::vector<int64_t> &kernel,
+            const std::vector<int64_t> &output, std::string *whyNot = nullptr);
 
 } // namespace conv
 } // namespace tofu

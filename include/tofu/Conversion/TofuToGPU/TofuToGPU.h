@@ -31,6 +31,7 @@ namespace tofu {
 #define GEN_PASS_DECL_TOFUGPUMANAGEDMEMORY
 #define GEN_PASS_DECL_TOFUGPUPARALLELLOOPS
 #define GEN_PASS_DECL_TOFUGPUREPORT
+#define GEN_PASS_DECL_TOFUGPUSTREAMORDER
 #define GEN_PASS_DECL_TOFUGPUCHECKLOWERED
 #include "tofu/Conversion/Passes.h.inc"
 
@@ -62,6 +63,47 @@ bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 std::optional<conv::ConvPattern>
 matchConvolution(mlir::linalg::LinalgOp op, std::string *whyNot = nullptr);
 
+/// The zero pads that the cuDNN convolutions of a module take as cuDNN's
+/// padding (ConvPadding.cpp, conv::foldZeroPad): analyze every
+/// convolution before any op is rewritten, lower each with the image that
+/// lookup gives, then erase the pads that no convolution reads any more.
+class ConvPadding {
+public:
+  /// How a convolution's call sees its image: `buffer`, starting at
+  /// `offsets` (elements per spatial dimension), with `extents` (the
+  /// buffer's own when empty), and cuDNN's `padding`.
+  struct Image {
+    mlir::Value buffer;
+    llvm::SmallVector<int64_t> offsets, extents, padding;
+  };
+
+  /// Decides the padding of every convolution: a forward convolution or
+  /// filter gradient reads the unpadded image when every reader of the
+  /// padded one can; a data gradient writes the interior of its padded
+  /// image when only that interior is read. Remarks name the pads that
+  /// stay copies next to a convolution and why.
+  void analyze(llvm::ArrayRef<std::pair<mlir::linalg::LinalgOp,
+                                        conv::ConvPattern>>
+                   convolutions);
+  /// The image of the call of `op`, or null when it has no padding.
+  const Image *lookup(mlir::Operation *op) const;
+  /// Erases the pads (fill, copy, buffer) folded into the calls; call after
+  /// the convolutions are lowered.
+  void eraseFoldedPads();
+
+private:
+  void analyzeReaders(
+      mlir::Value padded,
+      llvm::ArrayRef<std::pair<mlir::linalg::LinalgOp, conv::ConvPattern>>
+          convolutions,
+      llvm::ArrayRef<unsigned> readers);
+  void analyzeDataGradient(mlir::linalg::LinalgOp op,
+                           const conv::ConvPattern &pattern);
+
+  llvm::DenseMap<mlir::Operation *, Image> images;
+  llvm::SmallVector<mlir::Operation *> deadOps;
+};
+
 /// Whether convert-tofu-to-gpu turns `op` into a library call (cuBLAS or
 /// cuDNN); the passes before it leave such ops as they are.
 bool isLibraryOp(mlir::linalg::LinalgOp op);
@@ -75,6 +117,10 @@ std::optional<int64_t> getMultiplyAccumulateFlops(mlir::linalg::LinalgOp op);
 /// static iteration count times the floating-point arith and math ops of
 /// its body; std::nullopt when a loop range is dynamic.
 std::optional<int64_t> getKernelFlops(mlir::linalg::LinalgOp op);
+
+/// Whether `call` is a library call of convert-tofu-to-gpu (tagged
+/// `tofu.library`), which the CUDA runtime queues on its one stream.
+bool isLibraryCall(mlir::Operation *op);
 
 /// Registers `tofu-gpu-pipeline` (docs/gpu.md).
 void registerTofuGPUPipeline();

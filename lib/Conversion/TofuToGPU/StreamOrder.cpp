@@ -1,0 +1,166 @@
+//===- StreamOrder.cpp - Kernels and library calls on one stream ----------===//
+//
+// Implements tofu-gpu-stream-order: the outlined kernel launches of a
+// block are chained by async tokens, library calls keep the chain (the
+// CUDA runtime queues them on the same, single stream), and the host waits
+// only before it touches memory or leaves the block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tofu-gpu-stream-order"
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUGPUSTREAMORDER
+#include "tofu/Conversion/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+
+bool tofu::isLibraryCall(Operation *op) {
+  return isa<func::CallOp>(op) && op->hasAttr("tofu.library");
+}
+
+namespace {
+
+/// What an op means for the queued GPU work.
+enum class OpRole {
+  /// No memory effect, or only allocations: the work stays queued.
+  Neutral,
+  /// A synchronous kernel launch: queued after the current token.
+  Launch,
+  /// A library call, or a region of nothing but library calls and neutral
+  /// ops: queued by the runtime on the stream; needs a chain to exist so
+  /// that the host waits for it later.
+  Library,
+  /// Anything else: the host waits for the queued work first.
+  Host,
+};
+
+OpRole classify(Operation *op);
+
+/// Whether every op in the regions of `op` is neutral or a library call,
+/// and at least one is a library call.
+bool holdsOnlyLibraryCalls(Operation *op) {
+  bool anyCall = false;
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Operation &nested : block) {
+        if (nested.hasTrait<OpTrait::IsTerminator>() &&
+            nested.getNumOperands() == 0)
+          continue;
+        OpRole role = classify(&nested);
+        if (role == OpRole::Library)
+          anyCall = true;
+        else if (role != OpRole::Neutral)
+          return false;
+      }
+  return anyCall;
+}
+
+OpRole classify(Operation *op) {
+  if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
+    return launch.getAsyncToken() || !launch.getAsyncDependencies().empty()
+               ? OpRole::Host
+               : OpRole::Launch;
+  if (tofu::isLibraryCall(op))
+    return OpRole::Library;
+  if (op->getNumRegions() > 0 && holdsOnlyLibraryCalls(op))
+    return OpRole::Library;
+  if (op->getNumRegions() > 0)
+    return OpRole::Host;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return OpRole::Host;
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  for (const MemoryEffects::EffectInstance &effect : instances)
+    if (!isa<MemoryEffects::Allocate>(effect.getEffect()))
+      return OpRole::Host;
+  return OpRole::Neutral;
+}
+
+struct TofuGPUStreamOrderPass
+    : public tofu::impl::TofuGPUStreamOrderBase<TofuGPUStreamOrderPass> {
+  void runOnOperation() override;
+  void orderBlock(Block &block);
+};
+
+} // namespace
+
+void TofuGPUStreamOrderPass::orderBlock(Block &block) {
+  auto tokenType = gpu::AsyncTokenType::get(&getContext());
+  Value current;
+  auto startChain = [&](Operation *before) {
+    if (!current) {
+      OpBuilder b(before);
+      current =
+          gpu::WaitOp::create(b, before->getLoc(), tokenType, ValueRange())
+              .getAsyncToken();
+    }
+  };
+  auto waitBefore = [&](Operation *op) {
+    if (!current)
+      return;
+    OpBuilder b(op);
+    gpu::WaitOp::create(b, op->getLoc(), Type(), ValueRange{current});
+    current = Value();
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (&op == block.getTerminator()) {
+      waitBefore(&op);
+      break;
+    }
+    switch (classify(&op)) {
+    case OpRole::Neutral:
+      break;
+    case OpRole::Library:
+      startChain(&op);
+      break;
+    case OpRole::Launch: {
+      auto launch = cast<gpu::LaunchFuncOp>(op);
+      startChain(launch);
+      OpBuilder b(launch);
+      std::optional<gpu::KernelDim3> cluster;
+      if (launch.hasClusterSize())
+        cluster = launch.getClusterSizeOperandValues();
+      auto async = gpu::LaunchFuncOp::create(
+          b, launch.getLoc(), launch.getKernelAttr(),
+          launch.getGridSizeOperandValues(), launch.getBlockSizeOperandValues(),
+          launch.getDynamicSharedMemorySize(), launch.getKernelOperands(),
+          tokenType, ValueRange{current}, cluster);
+      for (NamedAttribute attr : launch->getDiscardableAttrs())
+        async->setAttr(attr.getName(), attr.getValue());
+      current = async.getAsyncToken();
+      launch.erase();
+      break;
+    }
+    case OpRole::Host:
+      waitBefore(&op);
+      for (Region &region : op.getRegions())
+        for (Block &nested : region)
+          orderBlock(nested);
+      break;
+    }
+  }
+  // A block without a terminator (e.g. a module's) ends with the work done.
+  if (current && !block.empty() &&
+      !block.back().hasTrait<OpTrait::IsTerminator>()) {
+    OpBuilder b = OpBuilder::atBlockEnd(&block);
+    gpu::WaitOp::create(b, block.back().getLoc(), Type(), ValueRange{current});
+  }
+}
+
+void TofuGPUStreamOrderPass::runOnOperation() {
+  getOperation().walk([&](FunctionOpInterface func) {
+    if (func->getParentOfType<gpu::GPUModuleOp>() || func.isExternal())
+      return;
+    for (Block &block : func.getFunctionBody())
+      orderBlock(block);
+  });
+}
