@@ -65,6 +65,42 @@ def TofuLoss : Pass<"tofu-loss", "mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TofuLiftConstants : Pass<"tofu-lift-constants", "mlir::ModuleOp"> {
+  let summary = "Turn the weights an export bakes in as constants into "
+                "arguments";
+  let description = [{
+    Exporters such as torch-mlir's FX importer write a model's parameters as
+    constants (`arith.constant dense_resource<...>` or `dense<...>`), so a
+    forward function has only its data as arguments and nothing to train.
+    This pass makes every floating-point tensor constant of rank >= 1 that
+    is not a splat, in every public function with a body (or the one named
+    by `func`), a new trailing argument named after its resource key (or
+    `const<N>`), so that `tofu-autodiff{weights=all}` differentiates it.
+    Splats (zeros, fill values) and integer tables stay constants.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: tensor<1x84xf32>) -> tensor<1x10xf32> {
+      %w = arith.constant dense_resource<fc_weight> : tensor<10x84xf32>
+      ...
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: tensor<1x84xf32>,
+        %arg1: tensor<10x84xf32> {tofu.name = "fc_weight"}) -> tensor<1x10xf32> {
+      ...
+    ```
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "Lift the constants of this function only (default: every "
+           "public function)">,
+  ];
+}
+
 def TofuUnrollLoops : Pass<"tofu-unroll-loops", "mlir::ModuleOp"> {
   let summary = "Fully unroll scf.for loops with static bounds";
   let description = [{
@@ -153,8 +189,10 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
                "(the marked ones if any, else all); default: arguments "
                "marked tofu.weight">,
     ListOption<"inputArgs", "inputs", "std::string",
-               "Data arguments (indices or names) that weights=all leaves "
-               "out, besides those marked tofu.input">,
+               "Data arguments (indices, names, or 'auto': argument 0 "
+               "unless a later one leads with the batch and it does not) "
+               "that weights=all leaves out, besides those marked "
+               "tofu.input">,
     Option<"keepForward", "keep-forward", "bool", /*default=*/"false",
            "Keep the forward function next to the training step">,
   ];
