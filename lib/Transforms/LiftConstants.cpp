@@ -2,9 +2,10 @@
 //
 // The tofu-lift-constants pass: a forward export whose parameters are
 // constants (torch-mlir's FX importer writes `dense_resource` constants)
-// has nothing for tofu-autodiff to train. Every non-splat floating-point
-// tensor constant becomes a trailing argument of its function, named after
-// its resource key so that weights can be selected by name.
+// has nothing for tofu-autodiff to train. Every floating-point tensor
+// constant that holds a parameter (not a splat, or a splat that a linalg op
+// reads as an input) becomes a trailing argument of its function, named
+// after its resource key so that weights can be selected by name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
@@ -28,15 +30,26 @@ using namespace tofu;
 
 namespace {
 
+/// True if `value` is read as a data input (not an init) of a linalg op.
+static bool isLinalgInput(Value value) {
+  return llvm::any_of(value.getUses(), [](OpOperand &use) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    return linalgOp && linalgOp.isDpsInput(&use);
+  });
+}
+
 /// True for a constant that holds a model's parameter: a floating-point
-/// tensor of rank >= 1 whose elements are not all the same.
+/// tensor of rank >= 1 whose elements are not all the same, or a splat that
+/// a linalg op reads as an input (exporters that drop the weights' values
+/// write them as splats of 1; splats used as inits or element-wise operands
+/// are fill values).
 static bool isParameter(arith::ConstantOp cst) {
   auto type = dyn_cast<RankedTensorType>(cst.getType());
   if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
       !isa<FloatType>(type.getElementType()))
     return false;
   if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()))
-    return !dense.isSplat();
+    return !dense.isSplat() || isLinalgInput(cst.getResult());
   return isa<DenseResourceElementsAttr>(cst.getValue());
 }
 

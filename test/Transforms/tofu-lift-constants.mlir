@@ -32,6 +32,26 @@ func.func @forward(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
 
 // -----
 
+// Tests that a splat that a linalg op reads as an input is a parameter (an
+// export that leaves out the weights' values), while a splat used only as an
+// init and one used by an element-wise op stay constants.
+
+// CHECK-LABEL: func.func @splat_weight(
+// CHECK-SAME:    %{{.*}}: tensor<1x3xf32>,
+// CHECK-SAME:    %[[W:[^:]*]]: tensor<3x2xf32> {tofu.name = "const0"}) -> tensor<1x2xf32>
+// CHECK:         %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<1x2xf32>
+// CHECK:         linalg.matmul ins(%{{.*}}, %[[W]] : {{.*}}) outs(%[[Z]] :
+// CHECK:         arith.maximumf %{{.*}}, %[[Z]] : tensor<1x2xf32>
+func.func @splat_weight(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
+  %w = arith.constant dense<1.0> : tensor<3x2xf32>
+  %z = arith.constant dense<0.0> : tensor<1x2xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<1x3xf32>, tensor<3x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32>
+  %r = arith.maximumf %y, %z : tensor<1x2xf32>
+  return %r : tensor<1x2xf32>
+}
+
+// -----
+
 // Tests that private functions keep their constants.
 
 // CHECK-LABEL: func.func private @helper(%{{.*}}: tensor<2xf32>) -> tensor<2xf32>

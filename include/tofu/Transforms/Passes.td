@@ -73,10 +73,13 @@ def TofuLiftConstants : Pass<"tofu-lift-constants", "mlir::ModuleOp"> {
     constants (`arith.constant dense_resource<...>` or `dense<...>`), so a
     forward function has only its data as arguments and nothing to train.
     This pass makes every floating-point tensor constant of rank >= 1 that
-    is not a splat, in every public function with a body (or the one named
-    by `func`), a new trailing argument named after its resource key (or
-    `const<N>`), so that `tofu-autodiff{weights=all}` differentiates it.
-    Splats (zeros, fill values) and integer tables stay constants.
+    holds a parameter, in every public function with a body (or the one
+    named by `func`), a new trailing argument named after its resource key
+    (or `const<N>`), so that `tofu-autodiff{weights=all}` differentiates it.
+    A parameter is a constant that is not a splat, or a splat that a linalg
+    op reads as an input (exporters that leave out the weights' values
+    write splats of 1). Splats used as inits or as operands of element-wise
+    ops, 0-d constants and integer tables stay constants.
 
     Before:
 

@@ -28,10 +28,11 @@
 //   * the body becomes an expression over the accesses; a body that is too
 //     large to print is summarised as one element-wise function of the
 //     values it reads.
-//   * a reduction loop that no access indexes with (it appears only in the
-//     map of an operand the body does not read, or through linalg.index)
-//     gets its extent declared from the op's static loop ranges,
-//     `sum(d1 : 10)`.
+//   * a reduction loop that no access indexes a dimension with by itself (it
+//     appears only in the map of an operand the body does not read, through
+//     linalg.index, or in a compound index such as a pooling window's
+//     `2 * d2 + d4`) gets its extent declared from the op's static loop
+//     ranges, `sum(d1 : 10)`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -435,20 +436,18 @@ private:
   bool tooLarge = false;
 };
 
-/// Adds to `accessed` every variable that an access of `e` (or of an
-/// expression nested in it) indexes with, and to `reduced` the variables of
-/// the reductions nested in it.
-static void collectVars(const Expr &e, std::set<std::string> &accessed,
+/// Adds to `bare` every variable that an access of `e` (or of an expression
+/// nested in it) indexes a dimension with by itself, and to `reduced` the
+/// variables of the reductions nested in it.
+static void collectVars(const Expr &e, std::set<std::string> &bare,
                         std::vector<std::string> &reduced) {
   SmallVector<const Expr *> worklist{&e};
   while (!worklist.empty()) {
     const Expr *x = worklist.pop_back_val();
-    if (x->kind == Expr::Kind::Access) {
-      std::vector<std::string> used;
+    if (x->kind == Expr::Kind::Access)
       for (const IndexExpr &i : x->indices)
-        i.collectVars(used);
-      accessed.insert(used.begin(), used.end());
-    }
+        if (i.isVar())
+          bare.insert(i.var);
     if (x->kind == Expr::Kind::Reduce)
       llvm::append_range(reduced, x->reductionVars);
     for (const Expr &operand : x->operands)
@@ -457,21 +456,23 @@ static void collectVars(const Expr &e, std::set<std::string> &accessed,
 }
 
 /// Declares the extent of every reduction loop of `op` that no access of
-/// `desc` indexes with: the body does not read the operands whose maps
-/// mention it (a class loop seen only through `linalg.index`), so the shapes
-/// of the accessed tensors cannot give it. Its extent is the op's static loop
-/// range, which the shapes of all its operands determine.
-static void declareUnaccessedExtents(linalg::LinalgOp op, OpDesc &desc) {
-  std::set<std::string> accessed;
+/// `desc` indexes a dimension with by itself. The shapes of the accessed
+/// tensors cannot give it when the body does not read the operands whose
+/// maps mention it (a class loop seen only through `linalg.index`), and
+/// give it only approximately through a compound index (`x * 7 + kx` into a
+/// padded tensor, solved for its last element). Its extent is the op's
+/// static loop range, which the shapes of all its operands determine.
+static void declareReductionExtents(linalg::LinalgOp op, OpDesc &desc) {
+  std::set<std::string> bare;
   std::vector<std::string> reduced;
   for (const OutputDesc &out : desc.outputs) {
     llvm::append_range(reduced, out.reductionVars);
-    collectVars(out.body, accessed, reduced);
+    collectVars(out.body, bare, reduced);
   }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (const std::string &var : reduced) {
     unsigned dim;
-    if (accessed.count(var) || var.size() < 2 || var[0] != 'd' ||
+    if (bare.count(var) || var.size() < 2 || var[0] != 'd' ||
         StringRef(var).drop_front().getAsInteger(10, dim) ||
         dim >= ranges.size() || ShapedType::isDynamic(ranges[dim]))
       continue;
@@ -629,7 +630,7 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
   }
   FailureOr<OpDesc> desc = parseGeneratedDescription(text, reason);
   if (succeeded(desc))
-    declareUnaccessedExtents(op, *desc);
+    declareReductionExtents(op, *desc);
   return desc;
 }
 
