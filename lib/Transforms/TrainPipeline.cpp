@@ -99,6 +99,9 @@ void buildTrainPipeline(OpPassManager &pm,
   // Element-wise arith and math ops on whole tensors (as StableHLO-to-linalg
   // exports leave some) become linalg.generics, which autodiff differentiates.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // One generic per result (an exported adaptive average pooling yields the
+  // window sums and sizes together).
+  pm.addPass(tofu::createTofuSplitResults());
   if (options.loss != "none") {
     tofu::TofuLossOptions loss;
     loss.kind = options.loss;
@@ -138,7 +141,7 @@ void tofu::registerTofuTrainPipeline() {
       "tofu-train-pipeline",
       "From a forward model to a partitioned training step: inline, "
       "tofu-lift-constants, tofu-unroll-loops, "
-      "convert-elementwise-to-linalg, tofu-loss, tofu-autodiff, tofu-optimizer, "
+      "convert-elementwise-to-linalg, tofu-split-results, tofu-loss, tofu-autodiff, tofu-optimizer, "
       "tdl-attach and tofu-search",
       buildTrainPipeline);
 }

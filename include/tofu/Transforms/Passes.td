@@ -104,6 +104,38 @@ def TofuLiftConstants : Pass<"tofu-lift-constants", "mlir::ModuleOp"> {
   ];
 }
 
+def TofuSplitResults : Pass<"tofu-split-results", "mlir::ModuleOp"> {
+  let summary = "Split linalg.generics with several results into one per "
+                "result";
+  let description = [{
+    Exporters fuse independent computations into one `linalg.generic` with
+    several results: torch-mlir lowers an adaptive average pooling to one
+    generic that sums each window and also yields the window's size. Autodiff
+    and TDL take one result per operation, so this pass gives each result
+    its own generic with the body ops that the result's value depends on.
+
+    A result whose value does not read its accumulator and depends only on
+    the loops of its output map (the window size: a function of the output
+    position) becomes a parallel generic over those loops. Any other result
+    keeps every loop and every input of the original. A generic in which
+    one result reads another result's accumulator, or whose body holds
+    regions, is left as it is.
+
+    Before:
+
+    ```mlir
+    %r:2 = linalg.generic {indexing_maps = [(d0, d1) -> (d1), (d0, d1) -> (d0), (d0, d1) -> (d0)],
+        iterator_types = ["parallel", "reduction"]} ins(%w) outs(%sum, %size) {
+      ... linalg.yield %acc_plus_x, %size_of_d0
+    }
+    ```
+
+    After: one generic over `(d0, d1)` that yields the sum, and one over
+    `(d0)` that yields the size.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TofuUnrollLoops : Pass<"tofu-unroll-loops", "mlir::ModuleOp"> {
   let summary = "Fully unroll scf.for loops with static bounds";
   let description = [{
