@@ -227,12 +227,26 @@ LogicalResult TofuLossPass::rewrite(func::FuncOp func) {
   if (!ret)
     return emitFunctionError(func, "tofu-loss: '@")
            << func.getName() << "' does not end with 'func.return'";
-  if (ret.getNumOperands() != 1)
-    return mlir::emitError(ret.getLoc(), "tofu-loss: expected '@")
-           << func.getName() << "' to return one tensor of "
-           << (kind == "mse" ? "predictions" : "logits") << ", found "
-           << ret.getNumOperands() << " results";
-  Value out = ret.getOperand(0);
+  unsigned numResults = ret.getNumOperands();
+  if (resultIndex >= 0 && resultIndex >= (int64_t)numResults)
+    return mlir::emitError(ret.getLoc(), "tofu-loss: result=")
+           << static_cast<int64_t>(resultIndex) << " is out of range: '@"
+           << func.getName()
+           << "' returns " << numResults << " results";
+  if (resultIndex < 0 && numResults != 1) {
+    InFlightDiagnostic diag = mlir::emitError(ret.getLoc(), "tofu-loss: "
+                                                            "expected '@")
+                              << func.getName() << "' to return one tensor of "
+                              << (kind == "mse" ? "predictions" : "logits")
+                              << ", found " << numResults << " results";
+    if (numResults > 1)
+      diag << "; pass result=<index> to put the loss on one of them";
+    return diag;
+  }
+  unsigned chosen = resultIndex < 0 ? 0 : resultIndex;
+  Value out = ret.getOperand(chosen);
+  // The chosen result's attributes, which stay on the loss.
+  DictionaryAttr outAttrs = func.getResultAttrDict(chosen);
   auto type = dyn_cast<RankedTensorType>(out.getType());
   if (!type || !isa<FloatType>(type.getElementType()))
     return mlir::emitError(ret.getLoc(), "tofu-loss: expected a tensor of "
@@ -282,5 +296,8 @@ LogicalResult TofuLossPass::rewrite(func::FuncOp func) {
   ret->setOperands(value);
   func.setFunctionType(FunctionType::get(
       func.getContext(), func.getArgumentTypes(), {value.getType()}));
+  func.setAllResultAttrs(
+      ArrayRef<DictionaryAttr>{outAttrs ? outAttrs
+                                        : b.getDictionaryAttr({})});
   return success();
 }

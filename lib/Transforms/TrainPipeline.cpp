@@ -36,6 +36,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Cross-entropy labels: probabilities, or i64 or i32 "
                      "class ids"),
       llvm::cl::init("probabilities")};
+  Option<int64_t> result{
+      *this, "result",
+      llvm::cl::desc("Which result the loss is on, for a model that returns "
+                     "several (default: the only one)"),
+      llvm::cl::init(-1)};
   ListOption<std::string> weights{
       *this, "weights",
       llvm::cl::desc("Weight arguments: indices, names, 'all' or 'auto' "
@@ -106,6 +111,7 @@ void buildTrainPipeline(OpPassManager &pm,
     tofu::TofuLossOptions loss;
     loss.kind = options.loss;
     loss.labels = options.labels;
+    loss.resultIndex = options.result;
     pm.addPass(tofu::createTofuLoss(loss));
   }
   tofu::TofuAutodiffOptions autodiff;

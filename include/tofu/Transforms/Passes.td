@@ -58,6 +58,9 @@ def TofuLoss : Pass<"tofu-loss", "mlir::ModuleOp"> {
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
            "Add the loss to this function only (default: every public "
            "function)">,
+    Option<"resultIndex", "result", "int64_t", /*default=*/"-1",
+           "Which result the loss is on, for a function that returns "
+           "several (the others are dropped); default: the only one">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
