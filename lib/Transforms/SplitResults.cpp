@@ -76,30 +76,39 @@ static Value cloneSlice(OpBuilder &b, Block *body, const ResultSlice &slice,
   return mapping.lookupOrDefault(yielded);
 }
 
-/// Splits `op` into one generic per result; leaves it unchanged if one
-/// result reads another's accumulator or an op of a slice holds regions.
+/// Splits `op` into one generic per used result; leaves it unchanged if a
+/// used result reads another's accumulator or an op of a slice holds
+/// regions.
 static void splitResults(linalg::GenericOp op) {
   Block *body = op.getBody();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   unsigned numInputs = op.getNumDpsInputs();
   unsigned numResults = op->getNumResults();
-  SmallVector<ResultSlice> slices;
-  for (unsigned r = 0; r < numResults; ++r) {
+  // Results nobody uses (the indices of a max that only the max feeds) are
+  // dropped, and may read the others' accumulators.
+  SmallVector<unsigned> kept;
+  for (unsigned r = 0; r < numResults; ++r)
+    if (!op->getResult(r).use_empty())
+      kept.push_back(r);
+  if (kept.empty())
+    return;
+  SmallVector<ResultSlice> slices(numResults);
+  for (unsigned r : kept) {
     std::optional<ResultSlice> slice = getSlice(body, yield.getOperand(r));
     if (!slice)
       return;
     for (unsigned a : slice->args)
       if (a >= numInputs && a != numInputs + r)
         return;
-    slices.push_back(std::move(*slice));
+    slices[r] = std::move(*slice);
   }
 
   OpBuilder b(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   unsigned numLoops = op.getNumLoops();
-  SmallVector<Value> results;
-  for (unsigned r = 0; r < numResults; ++r) {
+  SmallVector<Value> results(numResults);
+  for (unsigned r : kept) {
     const ResultSlice &slice = slices[r];
     Value init = op.getDpsInitOperand(r)->get();
     AffineMap outMap = maps[numInputs + r];
@@ -168,9 +177,10 @@ static void splitResults(linalg::GenericOp op) {
           linalg::YieldOp::create(nb, loc, v);
         });
     generic->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    results.push_back(generic.getResult(0));
+    results[r] = generic.getResult(0);
   }
-  op->replaceAllUsesWith(results);
+  for (unsigned r : kept)
+    op->getResult(r).replaceAllUsesWith(results[r]);
   op->erase();
 }
 

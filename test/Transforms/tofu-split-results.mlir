@@ -53,3 +53,27 @@ func.func @coupled(%x: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>) -> (
   } -> (tensor<4xf32>, tensor<4xf32>)
   return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Tests that a result nobody uses (the indices of a max, as torch-mlir
+// exports a softmax's row maximum) is dropped even though it reads the
+// other result's accumulator.
+
+// CHECK-LABEL: func.func @max_with_index(
+// CHECK:         %[[M:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
+// CHECK:           arith.maximumf
+// CHECK-NOT:       arith.select
+// CHECK:         return %[[M]]
+func.func @max_with_index(%x: tensor<4x8xf32>, %m: tensor<4xf32>, %i: tensor<4xi64>) -> tensor<4xf32> {
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%m, %i : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %c = linalg.index 1 : index
+    %ci = arith.index_cast %c : index to i64
+    %mx = arith.maximumf %in, %acc : f32
+    %gt = arith.cmpf ogt, %in, %acc : f32
+    %sel = arith.select %gt, %ci, %idx : i64
+    linalg.yield %mx, %sel : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  return %r#0 : tensor<4xf32>
+}
