@@ -143,6 +143,39 @@ std::optional<unsigned> tofu::resolveArgument(func::FuncOp func,
   return std::nullopt;
 }
 
+/// The leading dimension of a ranked tensor of rank >= 1, or -1.
+static int64_t getLeadingDim(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() == 0)
+    return -1;
+  return tensor.getDimSize(0);
+}
+
+unsigned tofu::guessDataInput(func::FuncOp func, StringRef pass) {
+  unsigned numArgs = func.getNumArguments();
+  // The batch: the leading dimension of the marked data (the labels that
+  // tofu-loss adds), else of the result.
+  int64_t batch = -1;
+  for (unsigned i = 0; i < numArgs && batch < 0; ++i)
+    if (func.getArgAttr(i, attrs::kInput))
+      batch = getLeadingDim(func.getArgumentTypes()[i]);
+  if (batch < 0 && func.getNumResults() == 1)
+    batch = getLeadingDim(func.getResultTypes()[0]);
+  if (numArgs == 0 || batch < 0 ||
+      getLeadingDim(func.getArgumentTypes()[0]) == batch)
+    return 0;
+  for (unsigned i = 1; i < numArgs; ++i) {
+    if (func.getArgAttr(i, attrs::kInput) ||
+        getLeadingDim(func.getArgumentTypes()[i]) != batch)
+      continue;
+    mlir::emitRemark(func.getArgument(i).getLoc(), pass)
+        << ": argument " << i << " is the data input: it leads with the batch ("
+        << batch << ") and argument 0 does not; pass inputs= to choose";
+    return i;
+  }
+  return 0;
+}
+
 FailureOr<SmallVector<unsigned>>
 tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
                     ArrayRef<std::string> inputs, StringRef pass) {
@@ -152,6 +185,10 @@ tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
     if (func.getArgAttr(i, attrs::kInput))
       excluded.insert(i);
   for (const std::string &entry : inputs) {
+    if (entry == "auto") {
+      excluded.insert(guessDataInput(func, pass));
+      continue;
+    }
     std::optional<unsigned> i = resolveArgument(func, entry, pass, "input");
     if (!i)
       return failure();

@@ -913,13 +913,20 @@ LogicalResult Differentiator::run() {
   }
   func::ReturnOp::create(b, loc, results);
   ret.erase();
+  // The loss keeps the attributes of the result it was (an exporter's
+  // result names); the gradients are new results.
+  NamedAttrList lossAttrs(func.getResultAttrDict(0));
+  lossAttrs.set(attrs::kLoss, b.getUnitAttr());
+  SmallVector<DictionaryAttr> resultAttrs{
+      lossAttrs.getDictionary(func.getContext())};
+  for (unsigned w : order)
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(attrs::kGradientOfArg, b.getI64IntegerAttr(w))));
   func.setFunctionType(FunctionType::get(func.getContext(),
                                          func.getArgumentTypes(), resultTypes));
-  func.setResultAttr(0, attrs::kLoss, b.getUnitAttr());
-  for (auto [i, w] : llvm::enumerate(order)) {
-    func.setResultAttr(i + 1, attrs::kGradientOfArg, b.getI64IntegerAttr(w));
+  func.setAllResultAttrs(resultAttrs);
+  for (unsigned w : order)
     func.setArgAttr(w, attrs::kWeight, b.getUnitAttr());
-  }
   return success();
 }
 

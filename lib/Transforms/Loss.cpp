@@ -144,43 +144,25 @@ public:
                 arith::MulFOp::create(nb, loc, term, constant(nb, scale));
             return arith::AddFOp::create(nb, loc, acc, scaled);
           });
-    // Class ids: -mean_rows (x[.., id] - lse), as two sums so that every
-    // loop of each generic, and of each of its derivatives, indexes an
-    // operand that the body reads. First the picked logits, one-hot on the
-    // fly (the class loop's index against the row's id)...
-    Value picked = reduce(
-        {x, t}, {identity(), rowMap}, scalar(), filled({}, 0.0),
+    // Class ids: -mean_rows (x[.., id] - lse), one-hot on the fly: the class
+    // loop's index against the row's id picks one term per row, and an id
+    // outside [0, classes) picks none.
+    return reduce(
+        {x, rowMax, sumExp, t}, {identity(), rowMap, rowMap, rowMap},
+        scalar(), filled({}, 0.0),
         [&](OpBuilder &nb, ValueRange in, Value acc) -> Value {
+          Value logSum = math::LogOp::create(nb, loc, in[2]);
+          Value lse = arith::AddFOp::create(nb, loc, in[1], logSum);
+          Value logProb = arith::SubFOp::create(nb, loc, in[0], lse);
           Value id =
-              arith::IndexCastOp::create(nb, loc, nb.getIndexType(), in[1]);
+              arith::IndexCastOp::create(nb, loc, nb.getIndexType(), in[3]);
           Value c = linalg::IndexOp::create(nb, loc, rank - 1);
           Value hit =
               arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq, id, c);
-          Value term =
-              arith::SelectOp::create(nb, loc, hit, in[0], constant(nb, 0.0));
+          Value term = arith::SelectOp::create(nb, loc, hit, logProb,
+                                               constant(nb, 0.0));
           Value scaled =
               arith::MulFOp::create(nb, loc, term, constant(nb, scale));
-          return arith::AddFOp::create(nb, loc, acc, scaled);
-        });
-    // ... then the log-sum-exp of the rows whose id is a class, added to
-    // them (an unsigned compare also rejects negative ids).
-    AffineMap rows = b.getMultiDimIdentityMap(rank - 1);
-    int64_t classes = shape.back();
-    return reduce(
-        {rowMax, sumExp, t}, {rows, rows, rows},
-        AffineMap::get(rank - 1, 0, b.getContext()), picked,
-        [&](OpBuilder &nb, ValueRange in, Value acc) -> Value {
-          Value logSum = math::LogOp::create(nb, loc, in[1]);
-          Value lse = arith::AddFOp::create(nb, loc, in[0], logSum);
-          Value id =
-              arith::IndexCastOp::create(nb, loc, nb.getIndexType(), in[2]);
-          Value valid = arith::CmpIOp::create(
-              nb, loc, arith::CmpIPredicate::ult, id,
-              arith::ConstantIndexOp::create(nb, loc, classes));
-          Value term =
-              arith::SelectOp::create(nb, loc, valid, lse, constant(nb, 0.0));
-          Value scaled =
-              arith::MulFOp::create(nb, loc, term, constant(nb, -scale));
           return arith::AddFOp::create(nb, loc, acc, scaled);
         });
   }
@@ -245,12 +227,26 @@ LogicalResult TofuLossPass::rewrite(func::FuncOp func) {
   if (!ret)
     return emitFunctionError(func, "tofu-loss: '@")
            << func.getName() << "' does not end with 'func.return'";
-  if (ret.getNumOperands() != 1)
-    return mlir::emitError(ret.getLoc(), "tofu-loss: expected '@")
-           << func.getName() << "' to return one tensor of "
-           << (kind == "mse" ? "predictions" : "logits") << ", found "
-           << ret.getNumOperands() << " results";
-  Value out = ret.getOperand(0);
+  unsigned numResults = ret.getNumOperands();
+  if (resultIndex >= 0 && resultIndex >= (int64_t)numResults)
+    return mlir::emitError(ret.getLoc(), "tofu-loss: result=")
+           << static_cast<int64_t>(resultIndex) << " is out of range: '@"
+           << func.getName()
+           << "' returns " << numResults << " results";
+  if (resultIndex < 0 && numResults != 1) {
+    InFlightDiagnostic diag = mlir::emitError(ret.getLoc(), "tofu-loss: "
+                                                            "expected '@")
+                              << func.getName() << "' to return one tensor of "
+                              << (kind == "mse" ? "predictions" : "logits")
+                              << ", found " << numResults << " results";
+    if (numResults > 1)
+      diag << "; pass result=<index> to put the loss on one of them";
+    return diag;
+  }
+  unsigned chosen = resultIndex < 0 ? 0 : resultIndex;
+  Value out = ret.getOperand(chosen);
+  // The chosen result's attributes, which stay on the loss.
+  DictionaryAttr outAttrs = func.getResultAttrDict(chosen);
   auto type = dyn_cast<RankedTensorType>(out.getType());
   if (!type || !isa<FloatType>(type.getElementType()))
     return mlir::emitError(ret.getLoc(), "tofu-loss: expected a tensor of "
@@ -300,5 +296,8 @@ LogicalResult TofuLossPass::rewrite(func::FuncOp func) {
   ret->setOperands(value);
   func.setFunctionType(FunctionType::get(
       func.getContext(), func.getArgumentTypes(), {value.getType()}));
+  func.setAllResultAttrs(
+      ArrayRef<DictionaryAttr>{outAttrs ? outAttrs
+                                        : b.getDictionaryAttr({})});
   return success();
 }

@@ -157,10 +157,14 @@ static Value tangentOf(TangentBuilder &t, Operation *clone, ArrayRef<Value> dx,
                     type);
   if (isa<arith::SelectOp>(clone))
     return t.select(x(0), dx[1], dx[2], type);
+  // A conditional of an op and nullptr would build the op from nullptr and
+  // convert that to a Value: keep both arms Values.
   if (isa<arith::ExtFOp>(clone))
-    return dx[0] ? arith::ExtFOp::create(t.b, t.loc, type, dx[0]) : nullptr;
+    return dx[0] ? Value(arith::ExtFOp::create(t.b, t.loc, type, dx[0]))
+                 : Value();
   if (isa<arith::TruncFOp>(clone))
-    return dx[0] ? arith::TruncFOp::create(t.b, t.loc, type, dx[0]) : nullptr;
+    return dx[0] ? Value(arith::TruncFOp::create(t.b, t.loc, type, dx[0]))
+                 : Value();
   // Comparisons, casts from integers, constants and index computations have
   // no tangent; any other operation with a tangent operand has no rule.
   if (!anyTangent || isa<arith::CmpFOp>(clone))

@@ -1,8 +1,9 @@
 //===- TrainPipeline.cpp - From a forward model to a plan -----------------===//
 //
 // tofu-train-pipeline: one command from a forward export (logits out) to a
-// partitioned training step: inline calls, unroll static loops, add the
-// loss, differentiate, add the optimizer, describe every operation and
+// partitioned training step: inline calls, lift weights baked in as
+// constants to arguments, unroll static loops, make element-wise tensor ops
+// linalg, add the loss, differentiate, add the optimizer, describe every operation and
 // search the plan.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,8 @@
 
 #include "tofu/Dialect/TDL/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -33,6 +36,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Cross-entropy labels: probabilities, or i64 or i32 "
                      "class ids"),
       llvm::cl::init("probabilities")};
+  Option<int64_t> result{
+      *this, "result",
+      llvm::cl::desc("Which result the loss is on, for a model that returns "
+                     "several (default: the only one)"),
+      llvm::cl::init(-1)};
   ListOption<std::string> weights{
       *this, "weights",
       llvm::cl::desc("Weight arguments: indices, names, 'all' or 'auto' "
@@ -41,7 +49,8 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   ListOption<std::string> inputs{
       *this, "inputs",
       llvm::cl::desc("Data arguments that weights=all leaves out (default: "
-                     "0)")};
+                     "auto, argument 0 unless another one leads with the "
+                     "batch and it does not)")};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("sgd, momentum or adam"),
                                 llvm::cl::init("adam")};
@@ -87,13 +96,22 @@ void buildTrainPipeline(OpPassManager &pm,
   // that the inliner runs by default (it would rewrite the model's ops).
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   pm.addPass(createSymbolDCEPass());
+  // Parameters that the export bakes in as constants become arguments.
+  pm.addPass(tofu::createTofuLiftConstants());
   tofu::TofuUnrollLoopsOptions unroll;
   unroll.maxIterations = options.maxIterations;
   pm.addPass(tofu::createTofuUnrollLoops(unroll));
+  // Element-wise arith and math ops on whole tensors (as StableHLO-to-linalg
+  // exports leave some) become linalg.generics, which autodiff differentiates.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // One generic per result (an exported adaptive average pooling yields the
+  // window sums and sizes together).
+  pm.addPass(tofu::createTofuSplitResults());
   if (options.loss != "none") {
     tofu::TofuLossOptions loss;
     loss.kind = options.loss;
     loss.labels = options.labels;
+    loss.resultIndex = options.result;
     pm.addPass(tofu::createTofuLoss(loss));
   }
   tofu::TofuAutodiffOptions autodiff;
@@ -102,7 +120,7 @@ void buildTrainPipeline(OpPassManager &pm,
     autodiff.weightArgs.push_back("auto");
   autodiff.inputArgs.assign(options.inputs.begin(), options.inputs.end());
   if (autodiff.inputArgs.empty())
-    autodiff.inputArgs.push_back("0");
+    autodiff.inputArgs.push_back("auto");
   pm.addPass(tofu::createTofuAutodiff(autodiff));
   tofu::TofuOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
@@ -128,7 +146,8 @@ void tofu::registerTofuTrainPipeline() {
   PassPipelineRegistration<TrainPipelineOptions>(
       "tofu-train-pipeline",
       "From a forward model to a partitioned training step: inline, "
-      "tofu-unroll-loops, tofu-loss, tofu-autodiff, tofu-optimizer, "
+      "tofu-lift-constants, tofu-unroll-loops, "
+      "convert-elementwise-to-linalg, tofu-split-results, tofu-loss, tofu-autodiff, tofu-optimizer, "
       "tdl-attach and tofu-search",
       buildTrainPipeline);
 }

@@ -4,16 +4,18 @@
 // RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss=labels=f16 2>&1 | FileCheck %s --check-prefix=LABELS
 // RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss="kind=mse labels=i64" 2>&1 | FileCheck %s --check-prefix=LABELS-MSE
 // RUN: not tofu-opt %s -allow-unregistered-dialect --tofu-loss="kind=sum labels=i32" 2>&1 | FileCheck %s --check-prefix=LABELS-SUM
+// RUN: not tofu-opt %s -allow-unregistered-dialect -split-input-file --tofu-loss=result=2 2>&1 | FileCheck %s --check-prefix=RESULT
 
 // KIND: error: tofu-loss: unknown kind 'hinge' (expected softmax-cross-entropy, mse or sum)
 // MISSING: error: tofu-loss: no function named 'missing'
 // LABELS: error: tofu-loss: unknown labels 'f16' (expected probabilities, i64 or i32)
 // LABELS-MSE: error: tofu-loss: labels=i64 needs kind=softmax-cross-entropy, not kind=mse
 // LABELS-SUM: error: tofu-loss: labels=i32 needs kind=softmax-cross-entropy, not kind=sum
+// RESULT: error: tofu-loss: result=2 is out of range: '@two' returns 2 results
 
 // Tests that a function returning two tensors is an error on its return.
 func.func @two(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
-  // expected-error @+1 {{tofu-loss: expected '@two' to return one tensor of logits, found 2 results}}
+  // expected-error @+1 {{tofu-loss: expected '@two' to return one tensor of logits, found 2 results; pass result=<index> to put the loss on one of them}}
   return %x, %x : tensor<4x3xf32>, tensor<4x3xf32>
 }
 

@@ -36,9 +36,17 @@ std::optional<unsigned> resolveArgument(mlir::func::FuncOp func,
 /// True if `type` is a ranked tensor of floating-point elements.
 bool isFloatTensor(mlir::Type type);
 
+/// The data input of `func` when none is named: argument 0, unless it does
+/// not lead with the batch (the leading dimension of the arguments marked
+/// `tofu.input`, else of the one result) and a later argument does, as in
+/// exports that pass the weights first (a packed parameter vector) and the
+/// data last. Choosing another argument than 0 emits a remark on it.
+unsigned guessDataInput(mlir::func::FuncOp func, llvm::StringRef pass);
+
 /// The weights of `func` that `weights` selects, in argument order:
 /// indices, names, `all` (every floating-point tensor argument except
-/// those listed in `inputs` and those marked `tofu.input`) or `auto` (the
+/// those listed in `inputs`, where `auto` is guessDataInput, and those
+/// marked `tofu.input`) or `auto` (the
 /// arguments marked `tofu.weight` if there are any, else `all`). With no
 /// entry, the arguments marked `tofu.weight`. Fails with an error on a bad entry.
 mlir::FailureOr<llvm::SmallVector<unsigned>>

@@ -58,11 +58,85 @@ def TofuLoss : Pass<"tofu-loss", "mlir::ModuleOp"> {
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
            "Add the loss to this function only (default: every public "
            "function)">,
+    Option<"resultIndex", "result", "int64_t", /*default=*/"-1",
+           "Which result the loss is on, for a function that returns "
+           "several (the others are dropped); default: the only one">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def TofuLiftConstants : Pass<"tofu-lift-constants", "mlir::ModuleOp"> {
+  let summary = "Turn the weights an export bakes in as constants into "
+                "arguments";
+  let description = [{
+    Exporters such as torch-mlir's FX importer write a model's parameters as
+    constants (`arith.constant dense_resource<...>` or `dense<...>`), so a
+    forward function has only its data as arguments and nothing to train.
+    This pass makes every floating-point tensor constant of rank >= 1 that
+    holds a parameter, in every public function with a body (or the one
+    named by `func`), a new trailing argument named after its resource key
+    (or `const<N>`), so that `tofu-autodiff{weights=all}` differentiates it.
+    A parameter is a constant that is not a splat, or a splat that a linalg
+    op reads as an input (exporters that leave out the weights' values
+    write splats of 1). Splats used as inits or as operands of element-wise
+    ops, 0-d constants and integer tables stay constants.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: tensor<1x84xf32>) -> tensor<1x10xf32> {
+      %w = arith.constant dense_resource<fc_weight> : tensor<10x84xf32>
+      ...
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: tensor<1x84xf32>,
+        %arg1: tensor<10x84xf32> {tofu.name = "fc_weight"}) -> tensor<1x10xf32> {
+      ...
+    ```
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "Lift the constants of this function only (default: every "
+           "public function)">,
+  ];
+}
+
+def TofuSplitResults : Pass<"tofu-split-results", "mlir::ModuleOp"> {
+  let summary = "Split linalg.generics with several results into one per "
+                "result";
+  let description = [{
+    Exporters fuse independent computations into one `linalg.generic` with
+    several results: torch-mlir lowers an adaptive average pooling to one
+    generic that sums each window and also yields the window's size. Autodiff
+    and TDL take one result per operation, so this pass gives each result
+    its own generic with the body ops that the result's value depends on.
+
+    A result whose value does not read its accumulator and depends only on
+    the loops of its output map (the window size: a function of the output
+    position) becomes a parallel generic over those loops. Any other result
+    keeps every loop and every input of the original. A generic in which
+    one result reads another result's accumulator, or whose body holds
+    regions, is left as it is.
+
+    Before:
+
+    ```mlir
+    %r:2 = linalg.generic {indexing_maps = [(d0, d1) -> (d1), (d0, d1) -> (d0), (d0, d1) -> (d0)],
+        iterator_types = ["parallel", "reduction"]} ins(%w) outs(%sum, %size) {
+      ... linalg.yield %acc_plus_x, %size_of_d0
+    }
+    ```
+
+    After: one generic over `(d0, d1)` that yields the sum, and one over
+    `(d0)` that yields the size.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def TofuUnrollLoops : Pass<"tofu-unroll-loops", "mlir::ModuleOp"> {
@@ -153,8 +227,10 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
                "(the marked ones if any, else all); default: arguments "
                "marked tofu.weight">,
     ListOption<"inputArgs", "inputs", "std::string",
-               "Data arguments (indices or names) that weights=all leaves "
-               "out, besides those marked tofu.input">,
+               "Data arguments (indices, names, or 'auto': argument 0 "
+               "unless a later one leads with the batch and it does not) "
+               "that weights=all leaves out, besides those marked "
+               "tofu.input">,
     Option<"keepForward", "keep-forward", "bool", /*default=*/"false",
            "Keep the forward function next to the training step">,
   ];

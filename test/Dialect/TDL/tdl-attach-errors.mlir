@@ -138,6 +138,24 @@ func.func @combiner(%a: tensor<4x6xf32>, %r: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Tests that a body that ignores the accumulator over a reduction loop longer
+// than one (its value at the last iteration) is reported.
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @last_iteration(%a: tensor<4x6xf32>, %r: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{result 0 has reduction loops but its combiner is not an add, mul, max or min of the accumulator}}
+  %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x6xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = math.exp %x : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Tests that a library operation without a required attribute is reported.
 
 func.func @missing_attribute(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32> {

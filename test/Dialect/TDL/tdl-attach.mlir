@@ -36,7 +36,7 @@ func.func @convolutions(%x1: tensor<4x3x10xf32>, %w1: tensor<8x3x3xf32>, %o1: te
   %2 = linalg.conv_3d_ncdhw_fcdhw ins(%x3, %w3 : tensor<1x2x6x6x6xf32>, tensor<4x2x3x3x3xf32>) outs(%o3 : tensor<1x4x4x4x4xf32>) -> tensor<1x4x4x4x4xf32>
   // CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = init0[d0, d1, d2, d3] + (sum(d4, d5) in0[d0, d1 + d4, d2 + d5, d3] * in1[d4, d5, d3])>
   %3 = linalg.depthwise_conv_2d_nhwc_hwc ins(%xd, %wd : tensor<2x9x9x3xf32>, tensor<3x3x3xf32>) outs(%od : tensor<2x7x7x3xf32>) -> tensor<2x7x7x3xf32>
-  // CHECK: linalg.pooling_nchw_max {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = max(init0[d0, d1, d2, d3], max(d4, d5) in0[d0, d1, d2 * 2 + d4, d3 * 2 + d5])>
+  // CHECK: linalg.pooling_nchw_max {{.*}}tdl.desc = #tdl.desc<(in0, in1, init0) -> (d0, d1, d2, d3) = max(init0[d0, d1, d2, d3], max(d4 : 2, d5 : 2) in0[d0, d1, d2 * 2 + d4, d3 * 2 + d5])>
   %4 = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%x2, %win : tensor<2x3x9x9xf32>, tensor<2x2xf32>) outs(%op : tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   return %0, %1, %2, %3, %4 : tensor<4x8x8xf32>, tensor<2x5x4x4xf32>, tensor<1x4x4x4x4xf32>, tensor<2x7x7x3xf32>, tensor<2x3x4x4xf32>

@@ -15,7 +15,10 @@
 //     and every input dimension that mentions the scattered loops becomes a
 //     slice;
 //   * a reduction's combiner `out = f(out, x)` becomes the reducer of f
-//     (addf/addi: sum, mulf/muli: prod, max*: max, min*: min) over x;
+//     (addf/addi: sum, mulf/muli: prod, max*: max, min*: min) over x; a
+//     body that does not read the accumulator over unit reduction loops (a
+//     reduction over a broadcast dimension of size 1) is the sum of its one
+//     term;
 //   * a tensor that the body reads with tensor.extract from above is an
 //     input `cap<i>` after the operands; each index of the read is affine
 //     where it is a function of linalg.index values (a position or rotary
@@ -25,6 +28,11 @@
 //   * the body becomes an expression over the accesses; a body that is too
 //     large to print is summarised as one element-wise function of the
 //     values it reads.
+//   * a reduction loop that no access indexes a dimension with by itself (it
+//     appears only in the map of an operand the body does not read, through
+//     linalg.index, or in a compound index such as a pooling window's
+//     `2 * d2 + d4`) gets its extent declared from the op's static loop
+//     ranges, `sum(d1 : 10)`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +50,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace tofu::tdl;
@@ -427,6 +436,50 @@ private:
   bool tooLarge = false;
 };
 
+/// Adds to `bare` every variable that an access of `e` (or of an expression
+/// nested in it) indexes a dimension with by itself, and to `reduced` the
+/// variables of the reductions nested in it.
+static void collectVars(const Expr &e, std::set<std::string> &bare,
+                        std::vector<std::string> &reduced) {
+  SmallVector<const Expr *> worklist{&e};
+  while (!worklist.empty()) {
+    const Expr *x = worklist.pop_back_val();
+    if (x->kind == Expr::Kind::Access)
+      for (const IndexExpr &i : x->indices)
+        if (i.isVar())
+          bare.insert(i.var);
+    if (x->kind == Expr::Kind::Reduce)
+      llvm::append_range(reduced, x->reductionVars);
+    for (const Expr &operand : x->operands)
+      worklist.push_back(&operand);
+  }
+}
+
+/// Declares the extent of every reduction loop of `op` that no access of
+/// `desc` indexes a dimension with by itself. The shapes of the accessed
+/// tensors cannot give it when the body does not read the operands whose
+/// maps mention it (a class loop seen only through `linalg.index`), and
+/// give it only approximately through a compound index (`x * 7 + kx` into a
+/// padded tensor, solved for its last element). Its extent is the op's
+/// static loop range, which the shapes of all its operands determine.
+static void declareReductionExtents(linalg::LinalgOp op, OpDesc &desc) {
+  std::set<std::string> bare;
+  std::vector<std::string> reduced;
+  for (const OutputDesc &out : desc.outputs) {
+    llvm::append_range(reduced, out.reductionVars);
+    collectVars(out.body, bare, reduced);
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (const std::string &var : reduced) {
+    unsigned dim;
+    if (bare.count(var) || var.size() < 2 || var[0] != 'd' ||
+        StringRef(var).drop_front().getAsInteger(10, dim) ||
+        dim >= ranges.size() || ShapedType::isDynamic(ranges[dim]))
+      continue;
+    desc.declaredExtents.emplace(var, ranges[dim]);
+  }
+}
+
 /// The reducer of a combiner op name, if it is one.
 static std::optional<std::string> getReducer(StringRef name) {
   if (name == "addf" || name == "addi")
@@ -529,6 +582,16 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
         else if (combiner->getOperand(1) == outArg)
           x = combiner->getOperand(0);
       }
+      // A body that ignores the accumulator yields its value at the last
+      // reduction iteration. With unit reduction loops (a reduction over a
+      // broadcast dimension of size 1) that is the one term of a sum.
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      if (outArg.use_empty() && llvm::all_of(reductionDims, [&](unsigned d) {
+            return ranges[d] == 1;
+          })) {
+        reducer = "sum";
+        x = yielded;
+      }
       if (!reducer || !x) {
         reason = "result " + std::to_string(r) +
                  " has reduction loops but its combiner is not an "
@@ -549,7 +612,9 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
           printAccess(names[init->getOperandNumber()], map, reason);
       if (failed(initAccess))
         return failure();
-      if (*reducer == "sum")
+      if (x == yielded)
+        expr = reduction;
+      else if (*reducer == "sum")
         expr = *initAccess + " + (" + reduction + ")";
       else if (*reducer == "prod")
         expr = *initAccess + " * (" + reduction + ")";
@@ -563,7 +628,10 @@ FailureOr<OpDesc> describeLinalgOp(linalg::LinalgOp op, std::string &reason) {
     }
     text += expr;
   }
-  return parseGeneratedDescription(text, reason);
+  FailureOr<OpDesc> desc = parseGeneratedDescription(text, reason);
+  if (succeeded(desc))
+    declareReductionExtents(op, *desc);
+  return desc;
 }
 
 template <typename OpTy>
