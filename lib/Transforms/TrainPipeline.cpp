@@ -76,6 +76,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<bool> replication{*this, "replication",
                            llvm::cl::desc("Allow replicated tilings"),
                            llvm::cl::init(false)};
+  Option<unsigned> refine{
+      *this, "refine",
+      llvm::cl::desc("Sweeps of the search's refinement on the generated "
+                     "program's bytes (0 keeps the recursion's plan)"),
+      llvm::cl::init(2)};
   Option<std::string> planOut{
       *this, "plan-out",
       llvm::cl::desc("Write the plan as JSON ('none' to skip)"),
@@ -134,6 +139,7 @@ void buildTrainPipeline(OpPassManager &pm,
   search.bandwidth = options.bandwidth;
   search.algorithm = options.algorithm;
   search.replication = options.replication;
+  search.refine = options.refine;
   search.planOut = options.planOut;
   search.svg = options.svg;
   search.report = options.report;

@@ -1,5 +1,12 @@
 // RUN: tofu-opt %s --tofu-train-pipeline="loss=softmax-cross-entropy optimizer=sgd devices=4 plan-out=none svg=none report=none" | FileCheck %s
 // RUN: tofu-opt %s --tofu-train-pipeline="loss=softmax-cross-entropy labels=i64 optimizer=sgd devices=4 plan-out=none svg=none report=none" | FileCheck %s --check-prefix=IDS
+// RUN: tofu-opt %s --tofu-train-pipeline="loss=softmax-cross-entropy optimizer=sgd devices=8 plan-out=none svg=none report=none" | FileCheck %s --check-prefix=REFINED
+// RUN: tofu-opt %s --tofu-train-pipeline="loss=softmax-cross-entropy optimizer=sgd devices=8 plan-out=none svg=none report=none refine=0" | FileCheck %s --check-prefix=RECURSION
+
+// Tests that the pipeline passes refine= to the search: at 8 devices the
+// refinement lowers what the generated program moves.
+// REFINED:   program_bytes = 1760
+// RECURSION: program_bytes = 1888
 
 // Tests that the pipeline inlines calls to functions of the module (a
 // StableHLO-to-linalg export calls a private @relu), removes the callee,
