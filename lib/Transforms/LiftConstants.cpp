@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
@@ -30,19 +31,23 @@ using namespace tofu;
 
 namespace {
 
-/// True if `value` is read as a data input (not an init) of a linalg op.
+/// True if `value` is read as a data input (not an init) of a linalg op, or
+/// gathered inside one's body (an embedding table read with tensor.extract).
 static bool isLinalgInput(Value value) {
   return llvm::any_of(value.getUses(), [](OpOperand &use) {
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
-    return linalgOp && linalgOp.isDpsInput(&use);
+    Operation *owner = use.getOwner();
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(owner))
+      return linalgOp.isDpsInput(&use);
+    return isa<tensor::ExtractOp>(owner) &&
+           owner->getParentOfType<linalg::LinalgOp>();
   });
 }
 
 /// True for a constant that holds a model's parameter: a floating-point
 /// tensor of rank >= 1 whose elements are not all the same, or a splat that
-/// a linalg op reads as an input (exporters that drop the weights' values
-/// write them as splats of 1; splats used as inits or element-wise operands
-/// are fill values).
+/// a linalg op reads as an input or gathers from (exporters that drop the
+/// weights' values write them as splats of 1; splats used as inits or
+/// element-wise operands are fill values).
 static bool isParameter(arith::ConstantOp cst) {
   auto type = dyn_cast<RankedTensorType>(cst.getType());
   if (!type || type.getRank() == 0 || !type.hasStaticShape() ||

@@ -52,6 +52,31 @@ func.func @splat_weight(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
 
 // -----
 
+// Tests that a splat gathered inside a linalg op's body (an embedding table
+// whose values the export left out) is a parameter too.
+
+#ids = affine_map<(d0, d1) -> (d0)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @splat_table(
+// CHECK-SAME:    %{{.*}}: tensor<4xi64>,
+// CHECK-SAME:    %[[T:[^:]*]]: tensor<10x3xf32> {tofu.name = "const0"}) -> tensor<4x3xf32>
+// CHECK:         tensor.extract %[[T]][
+func.func @splat_table(%ids: tensor<4xi64>) -> tensor<4x3xf32> {
+  %table = arith.constant dense<1.0> : tensor<10x3xf32>
+  %e = tensor.empty() : tensor<4x3xf32>
+  %r = linalg.generic {indexing_maps = [#ids, #out], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<4xi64>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %i = arith.index_cast %id : i64 to index
+    %j = linalg.index 1 : index
+    %v = tensor.extract %table[%i, %j] : tensor<10x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
 // Tests that private functions keep their constants.
 
 // CHECK-LABEL: func.func private @helper(%{{.*}}: tensor<2xf32>) -> tensor<2xf32>
