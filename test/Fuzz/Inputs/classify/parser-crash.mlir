@@ -1,0 +1,1 @@
+// PARSER_CRASH

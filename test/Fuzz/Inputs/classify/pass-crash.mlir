@@ -1,0 +1,1 @@
+// PASS_CRASH
