@@ -193,18 +193,18 @@ static std::optional<GridRegion> split(const std::vector<int64_t> &extents,
   return region;
 }
 
-/// The position of each of `dim`'s axes among `axes` and its stride in
-/// `dim.at`, so that an interval is found without searching.
+/// The position among `axes` of each axis in `own` (the axes a dimension
+/// depends on, whose row-major table it indexes) and its stride in that
+/// table, so that an interval is found without searching.
 static std::vector<std::pair<size_t, size_t>>
-getStrides(const DimRanges &dim, const std::vector<unsigned> &axes,
+getStrides(const std::vector<unsigned> &own, const std::vector<unsigned> &axes,
            const ProcessGrid &grid) {
-  std::vector<std::pair<size_t, size_t>> strides(dim.axes.size());
+  std::vector<std::pair<size_t, size_t>> strides(own.size());
   size_t stride = 1;
-  for (size_t x = dim.axes.size(); x-- > 0;) {
-    size_t pos = std::find(axes.begin(), axes.end(), dim.axes[x]) -
-                 axes.begin();
+  for (size_t x = own.size(); x-- > 0;) {
+    size_t pos = std::find(axes.begin(), axes.end(), own[x]) - axes.begin();
     strides[x] = {pos, stride};
-    stride *= grid.shape[dim.axes[x]];
+    stride *= grid.shape[own[x]];
   }
   return strides;
 }
@@ -261,8 +261,8 @@ static int64_t getReceived(const GridRegion &have, const GridRegion &want,
     std::vector<std::vector<std::pair<size_t, size_t>>> wantStrides,
         haveStrides;
     for (size_t d : dims) {
-      wantStrides.push_back(getStrides(want[d], all, grid));
-      haveStrides.push_back(getStrides(have[d], all, grid));
+      wantStrides.push_back(getStrides(want[d].axes, all, grid));
+      haveStrides.push_back(getStrides(have[d].axes, all, grid));
     }
     auto at = [](const DimRanges &dim,
                  const std::vector<std::pair<size_t, size_t>> &strides,
@@ -424,7 +424,7 @@ ProgramCostModel::getInputRegions(int o, unsigned j,
     std::vector<std::vector<std::pair<size_t, size_t>>> strides;
     for (size_t d = 0; d < rank; ++d) {
       regions[d].axes = all;
-      strides.push_back(getStrides(DimRanges{axes[d], {}}, all, grid));
+      strides.push_back(getStrides(axes[d], all, grid));
     }
     bool read = false;
     forEachCoords(all, grid, [&](const std::vector<int64_t> &c) {
