@@ -5,10 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libclang-rt-22-dev holds the sanitizer and libFuzzer runtimes and llvm-22
-# the symbolizer, for scripts/test-sanitizers.sh.
+# the symbolizer, for scripts/test-sanitizers.sh. OpenBLAS (the pthread
+# build) runs the CPU runtime's matrix products.
 packages=(cmake ninja-build clang-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools
           libclang-rt-22-dev libmlir-22-dev mlir-22-tools libgtest-dev python3
-          mpich libmpich-dev)
+          mpich libmpich-dev libopenblas-dev libopenblas0-pthread)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -143,6 +143,15 @@ config.substitutions.append((
         os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"),
         gpu_reference_lib)))
 
+# A module lowered by tofu-cpu-pipeline (library calls into the CPU
+# runtime, allocations through its hooks), run on the CPU.
+config.substitutions.append((
+    "%run_lowered_cpu",
+    "%s -e main -entry-point-result=void -shared-libs=%s,%s,%s" % (
+        project_lib_runner, runtime_lib,
+        os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so"),
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so"))))
+
 # A module lowered by tofu-gpu-pipeline, run on the GPU (tests that use it
 # require `cuda`).
 config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))

@@ -18,5 +18,6 @@ void tofu::registerAllPasses() {
   registerTofuTrainPipeline();
   registerTofuPartitionPasses();
   registerTofuConversionPasses();
+  registerTofuCPUPipeline();
   registerTofuGPUPipeline();
 }

@@ -9,9 +9,11 @@
 #include "tofu/Transforms/ArgumentSelection.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -176,6 +178,60 @@ unsigned tofu::guessDataInput(func::FuncOp func, StringRef pass) {
   return 0;
 }
 
+/// Whether `op` belongs to the loss at the end of a model: it is
+/// element-wise (parallel loops only, every operand indexed by a
+/// permutation of them), reduces to a 0-d tensor, works on 0-d tensors
+/// only, or returns.
+static bool isLossOp(Operation *op) {
+  if (isa<func::ReturnOp>(op))
+    return true;
+  auto isScalar = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return !shaped || (shaped.hasRank() && shaped.getRank() == 0);
+  };
+  if (llvm::all_of(op->getResultTypes(), isScalar) &&
+      !isa<linalg::LinalgOp>(op))
+    return true;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInits() != 1)
+    return false;
+  if (linalgOp.getRank(linalgOp.getDpsInitOperand(0)) == 0)
+    return true;
+  if (linalgOp.getNumReductionLoops() != 0)
+    return false;
+  return llvm::all_of(linalgOp.getIndexingMapsArray(), [&](AffineMap map) {
+    return map.getNumResults() == map.getNumDims() && map.isPermutation();
+  });
+}
+
+/// Whether argument `i` of `func` is data that only the loss reads, such
+/// as the target of a model that computes its own loss: a tensor that
+/// leads with the batch and reaches the 0-d result only through
+/// element-wise ops and reductions to 0-d (isLossOp). A weight of the
+/// model always passes through a product, a broadcast or a reduction over
+/// some of its dimensions first.
+static bool isReadOnlyByLoss(func::FuncOp func, unsigned i, int64_t batch) {
+  if (func.isExternal() || func.getNumResults() != 1 || batch < 1 ||
+      getLeadingDim(func.getArgumentTypes()[i]) != batch)
+    return false;
+  auto result = dyn_cast<RankedTensorType>(func.getResultTypes()[0]);
+  if (!result || result.getRank() != 0)
+    return false;
+  SmallVector<Value> worklist{func.getArgument(i)};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (!seen.insert(user).second)
+        continue;
+      if (!isLossOp(user))
+        return false;
+      llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return !seen.empty();
+}
+
 FailureOr<SmallVector<unsigned>>
 tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
                     ArrayRef<std::string> inputs, StringRef pass) {
@@ -194,7 +250,7 @@ tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
       return failure();
     excluded.insert(*i);
   }
-  llvm::SmallDenseSet<unsigned> chosen;
+  llvm::SmallDenseSet<unsigned> chosen, lossData;
   if (weights.empty()) {
     for (unsigned i = 0; i < numArgs; ++i)
       if (func.getArgAttr(i, attrs::kWeight))
@@ -211,9 +267,20 @@ tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
       continue;
     }
     if (entry == "all" || entry == "auto") {
-      for (unsigned i = 0; i < numArgs; ++i)
-        if (!excluded.contains(i) && isFloatTensor(func.getArgumentTypes()[i]))
-          chosen.insert(i);
+      // The batch, from the data arguments.
+      int64_t batch = -1;
+      for (unsigned i = 0; i < numArgs && batch < 0; ++i)
+        if (excluded.contains(i))
+          batch = getLeadingDim(func.getArgumentTypes()[i]);
+      for (unsigned i = 0; i < numArgs; ++i) {
+        if (excluded.contains(i) || !isFloatTensor(func.getArgumentTypes()[i]))
+          continue;
+        if (isReadOnlyByLoss(func, i, batch)) {
+          lossData.insert(i);
+          continue;
+        }
+        chosen.insert(i);
+      }
       continue;
     }
     std::optional<unsigned> i = resolveArgument(func, entry, pass, "weight");
@@ -228,5 +295,29 @@ tofu::selectWeights(func::FuncOp func, ArrayRef<std::string> weights,
   }
   SmallVector<unsigned> result(chosen.begin(), chosen.end());
   llvm::sort(result);
+  if (!weights.empty() && !result.empty()) {
+    // One line that says what is trained and what is data.
+    auto describe = [&](unsigned i) {
+      std::string name = getArgumentName(func, i);
+      return name.empty() ? "arg" + std::to_string(i)
+                          : name + " (arg" + std::to_string(i) + ")";
+    };
+    InFlightDiagnostic remark = mlir::emitRemark(func.getLoc(), pass);
+    remark << ": '@" << func.getName() << "': weights: ";
+    llvm::interleaveComma(result, remark,
+                          [&](unsigned i) { remark << describe(i); });
+    remark << "; data: ";
+    SmallVector<unsigned> data;
+    for (unsigned i = 0; i < numArgs; ++i)
+      if (!chosen.contains(i))
+        data.push_back(i);
+    if (data.empty())
+      remark << "none";
+    llvm::interleaveComma(data, remark, [&](unsigned i) {
+      remark << describe(i);
+      if (lossData.contains(i))
+        remark << " read only by the loss";
+    });
+  }
   return result;
 }

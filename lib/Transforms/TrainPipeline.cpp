@@ -83,12 +83,13 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::init(2)};
   Option<std::string> planOut{
       *this, "plan-out",
-      llvm::cl::desc("Write the plan as JSON ('none' to skip)"),
-      llvm::cl::init("tofu-plan.json")};
+      llvm::cl::desc("Write the plan as JSON to this file (default: not "
+                     "written)"),
+      llvm::cl::init("")};
   Option<std::string> svg{*this, "svg",
-                          llvm::cl::desc("Draw the plan as SVG ('none' to "
-                                         "skip)"),
-                          llvm::cl::init("tofu-plan.svg")};
+                          llvm::cl::desc("Draw the plan as SVG to this file "
+                                         "(default: not drawn)"),
+                          llvm::cl::init("")};
   Option<std::string> report{
       *this, "report",
       llvm::cl::desc("Where the report goes: '-', a file, or 'none'"),

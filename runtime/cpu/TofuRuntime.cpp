@@ -392,7 +392,16 @@ void tofu_init(int64_t gridSize) {
     // Every rank gets here, so the job ends cleanly with exit status 1: an
     // MPI_Abort could tear the job down before mpiexec forwards rank 0's
     // message.
-    if (s.rank == 0) {
+    if (s.rank == 0 && gridSize == 1) {
+      std::fprintf(stderr,
+                   "tofu runtime: the step is not partitioned, but runs on %d "
+                   "ranks: every rank would compute the same whole step. "
+                   "Partition it first (tofu-opt --tofu-partition, or "
+                   "--tofu-train-pipeline with devices=%d, then "
+                   "--tofu-partition), or run it on one rank\n",
+                   s.size, s.size);
+      std::fflush(stderr);
+    } else if (s.rank == 0) {
       std::fprintf(stderr,
                    "tofu runtime: the program is partitioned for %lld ranks "
                    "but runs on %d (use mpiexec -n %lld)\n",

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Conversion/TofuToGPU/ConvPattern.h"
+#include "tofu/Conversion/LibraryCalls/ConvPattern.h"
 
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 #ifndef TOFU_CONVERSION_PASSES_H
 #define TOFU_CONVERSION_PASSES_H
 
+#include "tofu/Conversion/TofuToCPU/TofuToCPU.h"
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
 #include "tofu/Conversion/TofuToMPI/EarlyDealloc.h"
 #include "tofu/Conversion/TofuToMPI/TofuToMPI.h"

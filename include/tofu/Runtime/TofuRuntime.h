@@ -48,6 +48,31 @@ void tofu_finalize(void);
 /// The rank in MPI_COMM_WORLD (the linear index on the grid).
 int64_t tofu_rank(void);
 
+/// C[b] (m x n) = A[b] (m x k) B[b] (k x n) + beta C[b], b < batch, through
+/// OpenBLAS (convert-tofu-to-cpu): each operand is the address of its first
+/// element and its strides (elements) along its two matrix dimensions (A:
+/// M then K, B: K then N, C: M then N) and the batch. One dimension of each
+/// operand must have stride 1 (or extent 1); beta is 0 or 1. The GEMM uses
+/// TOFU_NUM_THREADS OpenBLAS threads (default 1).
+void tofu_cpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                    intptr_t a, intptr_t aRow, intptr_t aCol, intptr_t aBatch,
+                    intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                    intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
+                    float beta);
+/// tofu_cpu_sgemm in double precision (beta stays an f32 0 or 1).
+void tofu_cpu_dgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                    intptr_t a, intptr_t aRow, intptr_t aCol, intptr_t aBatch,
+                    intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                    intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
+                    float beta);
+
+/// Wall-clock step timer (tofu-run --timing): begin and end bracket one
+/// step, with a barrier across ranks at each; report prints, from rank 0,
+/// the median over the steps after the first `warmup`.
+void tofu_timer_begin(void);
+void tofu_timer_end(void);
+void tofu_timer_report(int64_t warmup);
+
 /// Gives every rank the region of a distributed tensor that starts at its
 /// row of `dstOffsets` (i64, ranks x rank), when every rank holds the region
 /// that starts at its row of `srcOffsets`.

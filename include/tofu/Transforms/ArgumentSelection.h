@@ -45,10 +45,14 @@ unsigned guessDataInput(mlir::func::FuncOp func, llvm::StringRef pass);
 
 /// The weights of `func` that `weights` selects, in argument order:
 /// indices, names, `all` (every floating-point tensor argument except
-/// those listed in `inputs`, where `auto` is guessDataInput, and those
-/// marked `tofu.input`) or `auto` (the
-/// arguments marked `tofu.weight` if there are any, else `all`). With no
-/// entry, the arguments marked `tofu.weight`. Fails with an error on a bad entry.
+/// those listed in `inputs`, where `auto` is guessDataInput, those
+/// marked `tofu.input`, and data that only the loss reads: an argument
+/// that leads with the batch and reaches the 0-d result only through
+/// element-wise ops and reductions, such as the target of a model that
+/// computes its own loss) or `auto` (the arguments marked `tofu.weight` if
+/// there are any, else `all`). With no entry, the arguments marked
+/// `tofu.weight`. With entries, a remark names the weights and the data.
+/// Fails with an error on a bad entry.
 mlir::FailureOr<llvm::SmallVector<unsigned>>
 selectWeights(mlir::func::FuncOp func, llvm::ArrayRef<std::string> weights,
               llvm::ArrayRef<std::string> inputs, llvm::StringRef pass);

@@ -296,8 +296,9 @@ def TofuSearch : Pass<"tofu-search", "mlir::ModuleOp"> {
     of per-step tilings per result), `tofu.tiling` on tensor arguments,
     `tofu.strategy` (the loop variable cut at each step, or `replicated`)
     on every described operation, and `tofu.plan` on the function. A report
-    goes to stderr (or `report=<file>`), the plan to `plan-out` as JSON
-    (docs/plan-format.md) and a picture to `svg`; `none` turns either off.
+    goes to stderr (or `report=<file>`). The plan is written as JSON
+    (docs/plan-format.md) only when `plan-out=<file>` is given, and drawn as
+    SVG only when `svg=<file>` is given: nothing is written by default.
     `plan-in` reads a JSON plan instead of searching.
   }];
   let options = [
@@ -317,10 +318,10 @@ def TofuSearch : Pass<"tofu-search", "mlir::ModuleOp"> {
            "program moves (tofu algorithm; 0 disables it)">,
     Option<"planIn", "plan-in", "std::string", /*default=*/"\"\"",
            "Read the plan from this JSON file instead of searching">,
-    Option<"planOut", "plan-out", "std::string",
-           /*default=*/"\"tofu-plan.json\"", "Write the plan as JSON ('none' to skip)">,
-    Option<"svg", "svg", "std::string", /*default=*/"\"tofu-plan.svg\"",
-           "Draw the plan as SVG ('none' to skip)">,
+    Option<"planOut", "plan-out", "std::string", /*default=*/"\"\"",
+           "Write the plan as JSON to this file (default: not written)">,
+    Option<"svg", "svg", "std::string", /*default=*/"\"\"",
+           "Draw the plan as SVG to this file (default: not drawn)">,
     Option<"report", "report", "std::string", /*default=*/"\"-\"",
            "Where the report goes: '-' for stderr, a file, or 'none'">,
     Option<"maxTable", "max-table", "uint64_t", /*default=*/"1u << 22",

@@ -126,16 +126,6 @@ void TofuGPUReportPass::runOnOperation() {
   if (functions != 1)
     total.print(os, "total");
 
-  if (output == "-") {
-    llvm::errs() << text;
-    return;
-  }
-  std::error_code ec;
-  llvm::raw_fd_ostream file(output, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    module.emitError("tofu-gpu-report: cannot write '")
-        << output << "': " << ec.message();
-    return signalPassFailure();
-  }
-  file << text;
+  if (failed(tofu::writeReport(module, "tofu-gpu-report", output, text)))
+    signalPassFailure();
 }

@@ -23,7 +23,7 @@ func.func @conv_on_tensors(%x: tensor<2x3x6x6xf32>, %w: tensor<4x3x3x3xf32>, %y:
 
 // Tests that a dilated convolution stays a generated kernel, with a remark.
 func.func @dilated(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x4x4xf32>) {
-  // expected-remark @+1 {{convert-tofu-to-gpu: not a cuDNN call (the dilation is not 1); the convolution stays a generated kernel}}
+  // expected-remark @+1 {{convert-tofu-to-gpu: not a library call (the dilation is not 1); the convolution stays generated code}}
   linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
     ins(%x, %w : memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x4x4xf32>)
   return
@@ -33,7 +33,7 @@ func.func @dilated(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<
 
 // Tests that an NHWC convolution stays a generated kernel, with a remark.
 func.func @nhwc(%x: memref<2x6x6x3xf32>, %w: memref<3x3x3x4xf32>, %y: memref<2x4x4x4xf32>) {
-  // expected-remark @+1 {{convert-tofu-to-gpu: not a cuDNN call (the image is not in NCHW layout); the convolution stays a generated kernel}}
+  // expected-remark @+1 {{convert-tofu-to-gpu: not a library call (the image is not in NCHW layout); the convolution stays generated code}}
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
     ins(%x, %w : memref<2x6x6x3xf32>, memref<3x3x3x4xf32>) outs(%y : memref<2x4x4x4xf32>)
   return
@@ -44,7 +44,7 @@ func.func @nhwc(%x: memref<2x6x6x3xf32>, %w: memref<3x3x3x4xf32>, %y: memref<2x4
 // Tests that a double-precision convolution stays a generated kernel, with
 // a remark.
 func.func @f64(%x: memref<2x3x6x6xf64>, %w: memref<4x3x3x3xf64>, %y: memref<2x4x4x4xf64>) {
-  // expected-remark @+1 {{convert-tofu-to-gpu: not a cuDNN call (the convolution is not single precision); the convolution stays a generated kernel}}
+  // expected-remark @+1 {{convert-tofu-to-gpu: not a library call (the convolution is not single precision); the convolution stays generated code}}
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
     ins(%x, %w : memref<2x3x6x6xf64>, memref<4x3x3x3xf64>) outs(%y : memref<2x4x4x4xf64>)
   return
@@ -54,7 +54,7 @@ func.func @f64(%x: memref<2x3x6x6xf64>, %w: memref<4x3x3x3xf64>, %y: memref<2x4x
 
 // Tests that a 3-D convolution stays a generated kernel, with a remark.
 func.func @conv3d(%x: memref<1x2x4x4x4xf32>, %w: memref<2x2x3x3x3xf32>, %y: memref<1x2x2x2x2xf32>) {
-  // expected-remark @+1 {{convert-tofu-to-gpu: not a cuDNN call (only 1-D and 2-D convolutions are library calls); the convolution stays a generated kernel}}
+  // expected-remark @+1 {{convert-tofu-to-gpu: not a library call (only 1-D and 2-D convolutions are library calls); the convolution stays generated code}}
   linalg.conv_3d_ncdhw_fcdhw {dilations = dense<1> : vector<3xi64>, strides = dense<1> : vector<3xi64>}
     ins(%x, %w : memref<1x2x4x4x4xf32>, memref<2x2x3x3x3xf32>) outs(%y : memref<1x2x2x2x2xf32>)
   return
@@ -66,7 +66,7 @@ func.func @conv3d(%x: memref<1x2x4x4x4xf32>, %w: memref<2x2x3x3x3xf32>, %y: memr
 // allows (3 where (8 - 3) / 1 + 1 = 6) stays a generated kernel, with a
 // remark: cuDNN derives the output extent from the image.
 func.func @short_output(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x3x3xf32>) {
-  // expected-remark @+1 {{convert-tofu-to-gpu: not a cuDNN call (the output extent does not follow from the image extent, the kernel and the stride); the convolution stays a generated kernel}}
+  // expected-remark @+1 {{convert-tofu-to-gpu: not a library call (the output extent does not follow from the image extent, the kernel and the stride); the convolution stays generated code}}
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
     ins(%x, %w : memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x3x3xf32>)
   return
@@ -77,7 +77,7 @@ func.func @short_output(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: me
 // Tests that a depthwise convolution (the channel loop also indexes the
 // output) stays a generated kernel, with a remark.
 func.func @depthwise(%x: memref<2x3x6x6xf32>, %w: memref<3x3x3xf32>, %y: memref<2x3x4x4xf32>) {
-  // expected-remark @+1 {{convert-tofu-to-gpu: not a cuDNN call (the operands differ in rank); the convolution stays a generated kernel}}
+  // expected-remark @+1 {{convert-tofu-to-gpu: not a library call (the operands differ in rank); the convolution stays generated code}}
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
     ins(%x, %w : memref<2x3x6x6xf32>, memref<3x3x3xf32>) outs(%y : memref<2x3x4x4xf32>)
   return

@@ -84,6 +84,9 @@ public:
   Value rankIndex;
 };
 
+/// The most training steps the driver unrolls into @main.
+constexpr unsigned kMaxSteps = 10000;
+
 /// The range of initial weights: 1/sqrt(fan-in), with the fan-in estimated
 /// as the number of elements over the largest dimension.
 double weightScale(RankedTensorType type) {
@@ -185,6 +188,13 @@ void TofuTrainDriverPass::runOnOperation() {
       return signalPassFailure();
     }
   }
+  // The loop below is unrolled at compile time: a bound keeps the module
+  // (and its compile time) reasonable.
+  if (steps < 1 || steps > kMaxSteps) {
+    mlir::emitError(step.getLoc(), "tofu-train-driver: steps must be in [1, ")
+        << kMaxSteps << "], not " << steps;
+    return signalPassFailure();
+  }
   if (intBound < 1 || intBound > (1u << 31)) {
     mlir::emitError(step.getLoc(),
                     "tofu-train-driver: int-bound must be in [1, 2^31]");
@@ -211,7 +221,9 @@ void TofuTrainDriverPass::runOnOperation() {
   DriverBuilder d(module, b);
   auto main = func::FuncOp::create(b, d.loc, "main", b.getFunctionType({}, {}));
   b.setInsertionPointToStart(main.addEntryBlock());
-  d.call("tofu_init", {d.i64(grid.size() > 1 ? grid.size() : 0)});
+  // The runtime checks that the job has exactly this many ranks: an
+  // unpartitioned step (grid 1) runs on one rank only.
+  d.call("tofu_init", {d.i64(grid.size())});
   Value rank = d.call("tofu_rank", {}, {b.getI64Type()});
   d.rankIndex = arith::IndexCastOp::create(b, d.loc, b.getIndexType(), rank);
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Conversion/TofuToGPU/ConvPattern.h"
+#include "tofu/Conversion/LibraryCalls/ConvPattern.h"
 
 #include "llvm/Support/raw_ostream.h"
 

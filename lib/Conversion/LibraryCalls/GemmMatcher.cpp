@@ -2,13 +2,13 @@
 //
 // Finds the linalg ops that a (strided-batched) GEMM computes: named
 // matmuls and the `linalg.generic` products of tofu-autodiff's backward
-// pass, from their indexing maps and a multiply-accumulate body (which the
-// convolution matcher shares). Also the FLOP counts that tofu-gpu-report
-// adds up.
+// pass, from their indexing maps (gemm::matchGemmPattern) and a
+// multiply-accumulate body (which the convolution matcher shares). Also
+// the FLOP counts that the backends' reports add up.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/Support/MathExtras.h"
@@ -52,14 +52,6 @@ bool tofu::isMultiplyAccumulate(linalg::LinalgOp op) {
 
 namespace {
 
-/// The loops that `map` reads, as a bit per loop.
-llvm::SmallBitVector loopsOf(AffineMap map) {
-  llvm::SmallBitVector bits(map.getNumDims());
-  for (AffineExpr e : map.getResults())
-    bits.set(cast<AffineDimExpr>(e).getPosition());
-  return bits;
-}
-
 std::optional<int64_t> staticIterations(linalg::LinalgOp op) {
   int64_t count = 1;
   for (int64_t range : op.getStaticLoopRanges()) {
@@ -73,51 +65,53 @@ std::optional<int64_t> staticIterations(linalg::LinalgOp op) {
 
 } // namespace
 
+Type tofu::getLibraryElementType(linalg::LinalgOp op) {
+  Type element;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    if (!type || !(type.getElementType().isF32() ||
+                   type.getElementType().isF64()))
+      return nullptr;
+    if (element && element != type.getElementType())
+      return nullptr;
+    element = type.getElementType();
+  }
+  return element;
+}
+
 std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op->getNumRegions() != 1 || op.hasIndexSemantics())
     return std::nullopt;
-  for (OpOperand &operand : op->getOpOperands()) {
-    auto type = dyn_cast<ShapedType>(operand.get().getType());
-    if (!type || !type.getElementType().isF32())
-      return std::nullopt;
-  }
-  if (!isMultiplyAccumulate(op))
+  Type element = getLibraryElementType(op);
+  if (!element || !isMultiplyAccumulate(op))
     return std::nullopt;
 
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  for (AffineMap map : maps)
+  std::vector<std::vector<unsigned>> operandLoops;
+  for (AffineMap map : op.getIndexingMapsArray()) {
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
       return std::nullopt;
-  llvm::SmallBitVector in0 = loopsOf(maps[0]), in1 = loopsOf(maps[1]),
-                       out = loopsOf(maps[2]);
-
-  GemmMatch match;
-  std::optional<unsigned> m, n, k;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  for (unsigned loop = 0, e = op.getNumLoops(); loop < e; ++loop) {
-    bool a = in0.test(loop), b = in1.test(loop), c = out.test(loop);
-    bool parallel = iterators[loop] == utils::IteratorType::parallel;
-    if (a && b && c && parallel) {
-      match.batchLoops.push_back(loop);
-    } else if (a && !b && c && parallel && !m) {
-      m = loop;
-    } else if (!a && b && c && parallel && !n) {
-      n = loop;
-    } else if (a && b && !c && !parallel && !k) {
-      k = loop;
-    } else {
-      return std::nullopt;
-    }
+    std::vector<unsigned> &loops = operandLoops.emplace_back();
+    for (AffineExpr e : map.getResults())
+      loops.push_back(cast<AffineDimExpr>(e).getPosition());
   }
-  if (!m || !n || !k)
+  std::vector<bool> parallel;
+  for (utils::IteratorType t : op.getIteratorTypesArray())
+    parallel.push_back(t == utils::IteratorType::parallel);
+  std::optional<gemm::GemmPattern> pattern =
+      gemm::matchGemmPattern(op.getNumLoops(), parallel, operandLoops);
+  if (!pattern)
     return std::nullopt;
-  match.mLoop = *m;
-  match.nLoop = *n;
-  match.kLoop = *k;
-  // A is the input indexed by M: input 0 by construction above.
+  GemmMatch match;
+  match.batchLoops.assign(pattern->batchLoops.begin(),
+                          pattern->batchLoops.end());
+  match.mLoop = pattern->mLoop;
+  match.nLoop = pattern->nLoop;
+  match.kLoop = pattern->kLoop;
+  // A is the input indexed by M: input 0 by the pattern's rule.
   match.lhsInput = 0;
   match.rhsInput = 1;
+  match.elementType = element;
   return match;
 }
 

@@ -1,7 +1,7 @@
 //===- ConvPadding.cpp - Zero pads as cuDNN padding -----------------------===//
 //
-// Finds the zero pads around the convolutions that convert-tofu-to-gpu
-// turns into cuDNN calls, on buffers. A `tensor.pad` of the image with
+// Finds the zero pads around the convolutions that become library calls
+// (cuDNN, oneDNN), on buffers. A `tensor.pad` of the image with
 // 0.0 becomes, after bufferization, a buffer filled with zeros into whose
 // interior the image is copied; the forward convolution and the filter
 // gradient read that buffer. When every reader is such a convolution and
@@ -14,14 +14,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/Debug.h"
 
-#define DEBUG_TYPE "convert-tofu-to-gpu"
+#define DEBUG_TYPE "tofu-library-calls"
 
 using namespace mlir;
 using namespace tofu;
@@ -134,9 +134,8 @@ std::optional<std::vector<int64_t>> foldWindow(linalg::LinalgOp op,
                            kernel, output, whyNot);
 }
 
-void remarkKept(Operation *op, StringRef reason) {
-  op->emitRemark("convert-tofu-to-gpu: the zero pad stays a copy (")
-      << reason << ")";
+void remarkKept(Operation *op, StringRef pass, StringRef reason) {
+  op->emitRemark(pass) << ": the zero pad stays a copy (" << reason << ")";
 }
 
 } // namespace
@@ -188,12 +187,12 @@ void ConvPadding::analyzeReaders(
     return;
   Operation *first = convolutions[readers.front()].first;
   if (other) {
-    remarkKept(first, "the padded image has other readers");
+    remarkKept(first, pass, "the padded image has other readers");
     return;
   }
   std::optional<Window> window = getWindow(subview);
   if (!window) {
-    remarkKept(first, "the pad is not static");
+    remarkKept(first, pass, "the pad is not static");
     return;
   }
   // The convolutions read the source instead of the copy, so they must
@@ -205,22 +204,22 @@ void ConvPadding::analyzeReaders(
   for (unsigned i : readers) {
     auto &[op, pattern] = convolutions[i];
     if (llvm::count(op->getOperands(), padded) != 1) {
-      remarkKept(op, "the padded image is more than the image");
+      remarkKept(op, pass, "the padded image is more than the image");
       return;
     }
     if (op->getBlock() != block || !copy->isBeforeInBlock(op)) {
-      remarkKept(op, "the convolution is not after the pad in its block");
+      remarkKept(op, pass, "the convolution is not after the pad in its block");
       return;
     }
     std::string whyNot;
     std::optional<std::vector<int64_t>> padding =
         foldWindow(op, pattern, *window, &whyNot);
     if (!padding) {
-      remarkKept(op, whyNot);
+      remarkKept(op, pass, whyNot);
       return;
     }
     if (isWrittenBetween(copy, op, copy.getSource())) {
-      remarkKept(op, "the image may change between the pad and the "
+      remarkKept(op, pass, "the image may change between the pad and the "
                      "convolution");
       return;
     }
@@ -232,7 +231,7 @@ void ConvPadding::analyzeReaders(
     image.offsets.assign(padding.size(), 0);
     image.padding.assign(padding.begin(), padding.end());
   }
-  LLVM_DEBUG(llvm::dbgs() << "convert-tofu-to-gpu: folded a zero pad into "
+  LLVM_DEBUG(llvm::dbgs() << "tofu-library-calls: folded a zero pad into "
                           << folds.size() << " convolutions\n");
   deadOps.push_back(copy);
   deadOps.push_back(subview);
@@ -270,9 +269,9 @@ void ConvPadding::analyzeDataGradient(linalg::LinalgOp op,
   std::optional<std::vector<int64_t>> padding =
       foldWindow(op, pattern, *window, &whyNot);
   if (!padding) {
-    op->emitRemark("convert-tofu-to-gpu: the data gradient stays on the "
-                   "whole padded image (")
-        << whyNot << ")";
+    op->emitRemark(pass) << ": the data gradient stays on the whole padded "
+                             "image ("
+                         << whyNot << ")";
     return;
   }
   Image &image = images[op];
@@ -281,7 +280,7 @@ void ConvPadding::analyzeDataGradient(linalg::LinalgOp op,
   image.offsets.assign(window->low.end() - spatial, window->low.end());
   image.extents.assign(window->extents.end() - spatial, window->extents.end());
   image.padding.assign(padding->begin(), padding->end());
-  LLVM_DEBUG(llvm::dbgs() << "convert-tofu-to-gpu: the data gradient writes "
+  LLVM_DEBUG(llvm::dbgs() << "tofu-library-calls: the data gradient writes "
                              "the interior of its padded image\n");
 }
 

@@ -1,6 +1,6 @@
 //===- ConvMatcher.cpp - Recognising convolutions in linalg ---------------===//
 //
-// Finds the linalg ops that a cuDNN convolution computes: the named
+// Finds the linalg ops that a library convolution computes: the named
 // convolutions and tofu-autodiff's `linalg.generic` data and filter
 // gradients. The indexing maps are turned into the plain form of
 // ConvPattern.h and matched there; this file adds what needs MLIR (the
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
 
 #include "tofu/Runtime/ConvPlan.h"
 
@@ -69,12 +69,9 @@ tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot) {
   if (!pattern)
     return std::nullopt;
 
-  for (OpOperand &operand : op->getOpOperands()) {
-    auto type = dyn_cast<ShapedType>(operand.get().getType());
-    if (!type || !type.getElementType().isF32())
-      return fail(whyNot, "the convolution is not single precision");
-  }
-  // cuDNN derives the output extent from the image, the kernel and the
+  if (!getLibraryElementType(op))
+    return fail(whyNot, "the operands are not all f32 or all f64");
+  // The libraries derive the output extent from the image, the kernel and the
   // stride; an op that computes fewer outputs is left to generated kernels
   // (checked here for static shapes, by the runtime otherwise).
   auto image = cast<ShapedType>(op->getOperand(pattern->image).getType());
@@ -91,8 +88,4 @@ tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot) {
                           "extent, the kernel and the stride");
   }
   return pattern;
-}
-
-bool tofu::isLibraryOp(linalg::LinalgOp op) {
-  return matchGemm(op) || matchConvolution(op);
 }

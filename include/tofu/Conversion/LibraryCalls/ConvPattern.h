@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOFU_CONVERSION_TOFUTOGPU_CONVPATTERN_H
-#define TOFU_CONVERSION_TOFUTOGPU_CONVPATTERN_H
+#ifndef TOFU_CONVERSION_LIBRARYCALLS_CONVPATTERN_H
+#define TOFU_CONVERSION_LIBRARYCALLS_CONVPATTERN_H
 
 #include <cstdint>
 #include <optional>
@@ -107,4 +107,4 @@ foldZeroPad(const ConvPattern &p, const std::vector<int64_t> &low,
 } // namespace conv
 } // namespace tofu
 
-#endif // TOFU_CONVERSION_TOFUTOGPU_CONVPATTERN_H
+#endif // TOFU_CONVERSION_LIBRARYCALLS_CONVPATTERN_H

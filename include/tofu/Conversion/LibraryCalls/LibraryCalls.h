@@ -1,0 +1,153 @@
+//===- LibraryCalls.h - Linalg ops as library calls -------------*- C++ -*-===//
+//
+// What every backend shares to turn linalg ops into library calls: the
+// GEMM and convolution matchers (their MLIR-free rules are GemmPattern.h
+// and ConvPattern.h), the zero pads that a convolution takes as its
+// padding, and the lowering of a match to a call with the addresses,
+// extents and strides of its operands. The CPU backend (OpenBLAS, oneDNN)
+// and the GPU backend (cuBLAS, cuDNN) differ only in the entry points they
+// name (LibraryCallEntries).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_CONVERSION_LIBRARYCALLS_LIBRARYCALLS_H
+#define TOFU_CONVERSION_LIBRARYCALLS_LIBRARYCALLS_H
+
+#include "tofu/Conversion/LibraryCalls/ConvPattern.h"
+#include "tofu/Conversion/LibraryCalls/GemmPattern.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+
+namespace tofu {
+
+/// The loops of a linalg op that computes C[b..](m, n) += A[b..](m, k) *
+/// B[b..](k, n): loop positions of the batch loops (outermost first), of M,
+/// N and K, and which input is A (the one indexed by M).
+struct GemmMatch {
+  llvm::SmallVector<unsigned> batchLoops;
+  unsigned mLoop = 0, nLoop = 0, kLoop = 0;
+  unsigned lhsInput = 0, rhsInput = 1;
+  /// The element type of every operand (f32 or f64).
+  mlir::Type elementType;
+};
+
+/// Matches a linalg op (named or generic, on tensors or buffers) on f32 or
+/// f64 operands of one element type whose body is `out + in0 * in1` and
+/// whose indexing maps are projected permutations with one M, one N, one K
+/// and any number of batch loops (gemm::matchGemmPattern). Returns
+/// std::nullopt for anything else.
+std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
+
+/// Whether the body of `op` is exactly `yield(out + in0 * in1)` (in either
+/// order of the sum and of the product).
+bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
+
+/// Matches a multiply-accumulate op (named or generic, on tensors or
+/// buffers, f32 or f64 operands of one element type) that is a 1-D or 2-D
+/// convolution with dilation 1:
+/// the forward convolution, or a data or filter gradient
+/// (conv::matchConvPattern). Returns std::nullopt for anything else; then
+/// `whyNot` (if given) says why a windowed multiply-accumulate op is not
+/// one, and stays empty for ops that are no convolution at all.
+std::optional<conv::ConvPattern>
+matchConvolution(mlir::linalg::LinalgOp op, std::string *whyNot = nullptr);
+
+/// The zero pads that the library convolutions of a module take as the
+/// call's padding (ConvPadding.cpp, conv::foldZeroPad): analyze every
+/// convolution before any op is rewritten, lower each with the image that
+/// lookup gives, then erase the pads that no convolution reads any more.
+class ConvPadding {
+public:
+  /// `pass` names the caller in remarks.
+  explicit ConvPadding(llvm::StringRef pass) : pass(pass) {}
+
+  /// How a convolution's call sees its image: `buffer`, starting at
+  /// `offsets` (elements per spatial dimension), with `extents` (the
+  /// buffer's own when empty), and cuDNN's `padding`.
+  struct Image {
+    mlir::Value buffer;
+    llvm::SmallVector<int64_t> offsets, extents, padding;
+  };
+
+  /// Decides the padding of every convolution: a forward convolution or
+  /// filter gradient reads the unpadded image when every reader of the
+  /// padded one can; a data gradient writes the interior of its padded
+  /// image when only that interior is read. Remarks name the pads that
+  /// stay copies next to a convolution and why.
+  void analyze(llvm::ArrayRef<std::pair<mlir::linalg::LinalgOp,
+                                        conv::ConvPattern>>
+                   convolutions);
+  /// The image of the call of `op`, or null when it has no padding.
+  const Image *lookup(mlir::Operation *op) const;
+  /// Erases the pads (fill, copy, buffer) folded into the calls; call after
+  /// the convolutions are lowered.
+  void eraseFoldedPads();
+
+private:
+  void analyzeReaders(
+      mlir::Value padded,
+      llvm::ArrayRef<std::pair<mlir::linalg::LinalgOp, conv::ConvPattern>>
+          convolutions,
+      llvm::ArrayRef<unsigned> readers);
+  void analyzeDataGradient(mlir::linalg::LinalgOp op,
+                           const conv::ConvPattern &pattern);
+
+  std::string pass;
+  llvm::DenseMap<mlir::Operation *, Image> images;
+  llvm::SmallVector<mlir::Operation *> deadOps;
+};
+
+/// 2 * the product of the static loop ranges of a multiply-accumulate op
+/// (its FLOPs as a GEMM or convolution), or std::nullopt when a range is
+/// dynamic or the product overflows.
+std::optional<int64_t> getMultiplyAccumulateFlops(mlir::linalg::LinalgOp op);
+
+/// The floating-point operations of one generated kernel for `op`: its
+/// static iteration count times the floating-point arith and math ops of
+/// its body; std::nullopt when a loop range is dynamic.
+std::optional<int64_t> getKernelFlops(mlir::linalg::LinalgOp op);
+
+/// The element type of the operands of a library op (f32 or f64).
+mlir::Type getLibraryElementType(mlir::linalg::LinalgOp op);
+
+/// The entry points of one backend's library calls for one element type;
+/// an empty name leaves such ops to generated code.
+struct LibraryCallEntries {
+  /// The strided (batched) GEMM: (batch, m, n, k, then for A, B and C the
+  /// address and the strides along M/K, K/N, M/N and the batch, then
+  /// beta) as tofu_gpu_sgemm in include/tofu/Runtime/TofuCudaRuntime.h.
+  llvm::StringRef gemm;
+  /// The convolutions by conv::ConvKind: forward, data and filter gradient.
+  llvm::StringRef conv[3];
+  /// The libraries named in the calls' `tofu.library` tags.
+  llvm::StringRef gemmLibrary, convLibrary;
+  /// Without convolution entries: why, for the remark on each convolution
+  /// that then stays generated code (no remark when empty).
+  llvm::StringRef noConvReason;
+};
+
+/// Replaces every GEMM and convolution on buffers in `module` whose
+/// element type `entriesFor` gives entry points for by a call of them,
+/// tagged `tofu.library` and `tofu.flops`, and folds the zero pads of the
+/// convolutions into their padding. `pass` names the caller in
+/// diagnostics: a GEMM or convolution still on tensors is an error.
+mlir::LogicalResult lowerLibraryCalls(
+    mlir::ModuleOp module, llvm::StringRef pass,
+    llvm::function_ref<LibraryCallEntries(mlir::Type)> entriesFor);
+
+/// Writes a backend report's `text` to `output` ('-' for stderr); an
+/// error on `module`, naming `pass`, when the file cannot be written.
+mlir::LogicalResult writeReport(mlir::ModuleOp module, llvm::StringRef pass,
+                                llvm::StringRef output, llvm::StringRef text);
+
+} // namespace tofu
+
+#endif // TOFU_CONVERSION_LIBRARYCALLS_LIBRARYCALLS_H

@@ -1,0 +1,27 @@
+//===- TofuToCPU.h - Lowering training steps to the CPU ---------*- C++ -*-===//
+//
+// The passes of the CPU path (OpenBLAS calls, report) and the
+// registration of tofu-cpu-pipeline, the lowering that tofu-run uses and
+// that mlir-runner users can name. See docs/cpu.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_CONVERSION_TOFUTOCPU_TOFUTOCPU_H
+#define TOFU_CONVERSION_TOFUTOCPU_TOFUTOCPU_H
+
+#include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
+
+#include "mlir/Pass/Pass.h"
+
+namespace tofu {
+
+#define GEN_PASS_DECL_CONVERTTOFUTOCPU
+#define GEN_PASS_DECL_TOFUCPUREPORT
+#include "tofu/Conversion/Passes.h.inc"
+
+/// Registers `tofu-cpu-pipeline` (docs/cpu.md).
+void registerTofuCPUPipeline();
+
+} // namespace tofu
+
+#endif // TOFU_CONVERSION_TOFUTOCPU_TOFUTOCPU_H

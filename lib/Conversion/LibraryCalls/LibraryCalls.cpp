@@ -1,0 +1,342 @@
+//===- LibraryCalls.cpp - GEMMs and convolutions as library calls ---------===//
+//
+// Implements lowerLibraryCalls, which every backend's conversion runs:
+// every GEMM-shaped linalg op on buffers becomes a call of the backend's
+// strided GEMM, every convolution a call of its convolution of that kind,
+// with the addresses, extents and strides of their operands; a zero pad
+// of a convolution's image becomes the call's padding (ConvPadding.cpp).
+// The backends differ only in the entry points (LibraryCallEntries).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
+#include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#define DEBUG_TYPE "tofu-library-calls"
+
+using namespace mlir;
+using namespace tofu;
+
+namespace {
+
+int64_t getElementBytes(Type element) {
+  return element.getIntOrFloatBitWidth() / 8;
+}
+
+Value index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// A buffer as the runtime sees it: the address of its first element, and
+/// the size and the stride (elements) of each of its dimensions.
+struct BufferView {
+  Value address;
+  SmallVector<Value> sizes, strides;
+};
+
+BufferView getBufferView(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  Value offsetBytes = arith::MulIOp::create(b, loc, metadata.getOffset(),
+                                            index(b, loc, elementBytes));
+  BufferView view;
+  view.address = arith::AddIOp::create(b, loc, aligned, offsetBytes);
+  view.sizes.assign(metadata.getSizes().begin(), metadata.getSizes().end());
+  view.strides.assign(metadata.getStrides().begin(),
+                      metadata.getStrides().end());
+  return view;
+}
+
+/// One operand of the product as the runtime sees it: the address of its
+/// first element, and its strides (elements) per loop of the op (0 for a
+/// loop that does not index it).
+struct OperandView {
+  Value address;
+  SmallVector<Value> loopStrides;
+  /// Size of the memref dimension that each loop indexes, or null.
+  SmallVector<Value> loopSizes;
+};
+
+OperandView getOperandView(OpBuilder &b, Location loc, Value memref,
+                           AffineMap map) {
+  BufferView buffer = getBufferView(b, loc, memref);
+  OperandView view;
+  view.address = buffer.address;
+  Value zero = index(b, loc, 0);
+  view.loopStrides.assign(map.getNumDims(), zero);
+  view.loopSizes.assign(map.getNumDims(), Value());
+  for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+    unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+    view.loopStrides[loop] = buffer.strides[pos];
+    view.loopSizes[loop] = buffer.sizes[pos];
+  }
+  return view;
+}
+
+/// Whether the op right before `op` (skipping ops without memory effects)
+/// fills `buffer` with +0.0, and returns it.
+linalg::FillOp getZeroFillBefore(Operation *op, Value buffer) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getDpsInits()[0] != buffer || !fill.hasPureBufferSemantics())
+        return nullptr;
+      FloatAttr value;
+      if (!matchPattern(fill.getInputs()[0], m_Constant(&value)))
+        return nullptr;
+      return value.getValue().isPosZero() ? fill : nullptr;
+    }
+    if (!isPure(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// The beta of a library call that writes `buffer` in place of `op`: 0
+/// when a zero fill of `buffer` comes right before `op` (the fill is then
+/// erased), 1 otherwise.
+float takeZeroFillBefore(Operation *op, Value buffer) {
+  linalg::FillOp fill = getZeroFillBefore(op, buffer);
+  if (!fill)
+    return 1.0f;
+  fill.erase();
+  return 0.0f;
+}
+
+/// Declares `name` and calls it with `args` in place of `op`, tagged with
+/// the library and the op's FLOPs for the backends' reports.
+void createLibraryCall(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
+                       StringRef name, StringRef library,
+                       ArrayRef<Value> args) {
+  func::FuncOp callee =
+      declareRuntimeFunction(module, name, ValueRange(args).getTypes(), {});
+  auto call = func::CallOp::create(b, op.getLoc(), callee, args);
+  call->setAttr("tofu.library", b.getStringAttr(library));
+  if (std::optional<int64_t> flops = getMultiplyAccumulateFlops(op))
+    call->setAttr("tofu.flops", b.getI64IntegerAttr(*flops));
+}
+
+} // namespace
+
+/// Replaces `op` by a call of the runtime's GEMM.
+static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
+                      const GemmMatch &match, StringRef entry,
+                      StringRef library, StringRef pass) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  Value a = op.getDpsInputOperand(match.lhsInput)->get();
+  Value bb = op.getDpsInputOperand(match.rhsInput)->get();
+  Value c = op.getDpsInitOperand(0)->get();
+
+  float beta = takeZeroFillBefore(op, c);
+
+  OperandView va = getOperandView(b, loc, a, maps[match.lhsInput]);
+  OperandView vb = getOperandView(b, loc, bb, maps[match.rhsInput]);
+  OperandView vc = getOperandView(b, loc, c, maps[2]);
+
+  Value m = vc.loopSizes[match.mLoop];
+  Value n = vc.loopSizes[match.nLoop];
+  Value k = va.loopSizes[match.kLoop];
+  Value one = index(b, loc, 1);
+  Value batch = one;
+  Value zero = index(b, loc, 0);
+  Value aBatch = zero, bBatch = zero, cBatch = zero;
+  ArrayRef<unsigned> outer = match.batchLoops;
+  if (!outer.empty()) {
+    unsigned inner = outer.back();
+    outer = outer.drop_back();
+    batch = vc.loopSizes[inner];
+    aBatch = va.loopStrides[inner];
+    bBatch = vb.loopStrides[inner];
+    cBatch = vc.loopStrides[inner];
+  }
+
+  // Outer batch loops: one strided-batched call per iteration.
+  Value pa = va.address, pb = vb.address, pc = vc.address;
+  Value bytes = index(b, loc, getElementBytes(match.elementType));
+  for (unsigned loop : outer) {
+    auto forOp = scf::ForOp::create(b, loc, zero, vc.loopSizes[loop], one);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value iv = forOp.getInductionVar();
+    auto advance = [&](Value base, Value stride) {
+      Value elements = arith::MulIOp::create(b, loc, iv, stride);
+      Value offset = arith::MulIOp::create(b, loc, elements, bytes);
+      return arith::AddIOp::create(b, loc, base, offset).getResult();
+    };
+    pa = advance(pa, va.loopStrides[loop]);
+    pb = advance(pb, vb.loopStrides[loop]);
+    pc = advance(pc, vc.loopStrides[loop]);
+  }
+
+  SmallVector<Value> args{batch,
+                          m,
+                          n,
+                          k,
+                          pa,
+                          va.loopStrides[match.mLoop],
+                          va.loopStrides[match.kLoop],
+                          aBatch,
+                          pb,
+                          vb.loopStrides[match.kLoop],
+                          vb.loopStrides[match.nLoop],
+                          bBatch,
+                          pc,
+                          vc.loopStrides[match.mLoop],
+                          vc.loopStrides[match.nLoop],
+                          cBatch};
+  args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                                llvm::APFloat(beta)));
+  createLibraryCall(b, module, op, entry, library, args);
+  LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName() << " -> " << entry
+                          << " beta " << beta << "\n");
+  op->erase();
+}
+
+/// Replaces `op` by a call of the runtime's convolution of its kind, on
+/// `image` with its padding when given. A 1-D convolution is passed as a
+/// 2-D one of height 1.
+static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
+                             const conv::ConvPattern &pattern,
+                             const ConvPadding::Image *image, StringRef entry,
+                             StringRef library, StringRef pass) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value written = op->getOperand(2);
+  float beta = takeZeroFillBefore(op, written);
+  unsigned spatial = pattern.getSpatialRank();
+  SmallVector<int64_t> padding(spatial, 0);
+  BufferView x;
+  if (image) {
+    // The unpadded image, or the interior of the padded one.
+    x = getBufferView(b, loc, image->buffer);
+    padding = image->padding;
+    for (unsigned d = 0; d < spatial; ++d) {
+      Value &size = x.sizes[2 + d];
+      Value stride = x.strides[2 + d];
+      if (!image->extents.empty())
+        size = index(b, loc, image->extents[d]);
+      Value elements = arith::MulIOp::create(
+          b, loc, stride, index(b, loc, image->offsets[d]));
+      Value bytes = arith::MulIOp::create(
+          b, loc, elements,
+          index(b, loc, getElementBytes(getLibraryElementType(op))));
+      x.address = arith::AddIOp::create(b, loc, x.address, bytes);
+    }
+  } else {
+    x = getBufferView(b, loc, op->getOperand(pattern.image));
+  }
+  BufferView w = getBufferView(b, loc, op->getOperand(pattern.filter));
+  BufferView y = getBufferView(b, loc, op->getOperand(pattern.output));
+  if (spatial == 1) {
+    // Height 1: its strides are never used (the runtime normalizes them).
+    Value one = index(b, loc, 1);
+    for (BufferView *view : {&x, &w, &y}) {
+      view->sizes.insert(view->sizes.begin() + 2, one);
+      view->strides.insert(view->strides.begin() + 2, one);
+    }
+  }
+  bool is2D = spatial == 2;
+  Value strideH = index(b, loc, is2D ? pattern.strides.front() : 1);
+  Value strideW = index(b, loc, pattern.strides.back());
+  Value padH = index(b, loc, is2D ? padding.front() : 0);
+  Value padW = index(b, loc, padding.back());
+  // The order of TOFU_GPU_CONV2D_PARAMS.
+  SmallVector<Value> args{x.sizes[0], x.sizes[1], x.sizes[2], x.sizes[3],
+                          w.sizes[0], w.sizes[2], w.sizes[3], y.sizes[2],
+                          y.sizes[3], strideH,    strideW,    padH,
+                          padW};
+  for (BufferView *view : {&x, &w, &y}) {
+    args.push_back(view->address);
+    llvm::append_range(args, view->strides);
+  }
+  args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                                llvm::APFloat(beta)));
+  createLibraryCall(b, module, op, entry, library, args);
+  LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName() << " -> " << entry
+                          << " beta " << beta << " padding " << padding.back()
+                          << "\n");
+  op->erase();
+}
+
+LogicalResult tofu::lowerLibraryCalls(
+    ModuleOp module, StringRef pass,
+    llvm::function_ref<LibraryCallEntries(Type)> entriesFor) {
+  SmallVector<std::tuple<linalg::LinalgOp, GemmMatch, LibraryCallEntries>>
+      gemms;
+  SmallVector<std::pair<linalg::LinalgOp, conv::ConvPattern>> convolutions;
+  SmallVector<LibraryCallEntries> convEntries;
+  WalkResult result = module.walk([&](linalg::LinalgOp op) {
+    std::optional<GemmMatch> gemm = matchGemm(op);
+    std::string whyNot;
+    std::optional<conv::ConvPattern> convolution =
+        gemm ? std::nullopt : matchConvolution(op, &whyNot);
+    Type element = getLibraryElementType(op);
+    LibraryCallEntries entries =
+        element ? entriesFor(element) : LibraryCallEntries();
+    bool hasConvEntry = convolution && !entries.conv[0].empty();
+    if (convolution && !hasConvEntry && !entries.noConvReason.empty())
+      whyNot = entries.noConvReason.str();
+    if (!whyNot.empty() &&
+        (!entries.conv[0].empty() || !entries.noConvReason.empty()))
+      op->emitRemark(pass) << ": not a library call (" << whyNot
+                           << "); the convolution stays generated code";
+    if ((!gemm || entries.gemm.empty()) && !hasConvEntry)
+      return WalkResult::advance();
+    if (!op.hasPureBufferSemantics()) {
+      op->emitOpError(pass)
+          << ": a " << (gemm ? "matrix product" : "convolution")
+          << " on tensors; bufferize before the library calls";
+      return WalkResult::interrupt();
+    }
+    if (gemm) {
+      gemms.emplace_back(op, *gemm, entries);
+    } else {
+      convolutions.emplace_back(op, *convolution);
+      convEntries.push_back(entries);
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  // Pads are decided before anything is rewritten: the check that nothing
+  // writes an image between its pad and its convolutions needs the linalg
+  // ops' memory effects, which the library calls do not declare.
+  ConvPadding padding(pass);
+  padding.analyze(convolutions);
+  for (auto &[op, match, entries] : gemms)
+    lowerGemm(module, op, match, entries.gemm, entries.gemmLibrary, pass);
+  for (auto [i, entry] : llvm::enumerate(convolutions)) {
+    auto &[op, pattern] = entry;
+    const LibraryCallEntries &entries = convEntries[i];
+    lowerConvolution(module, op, pattern, padding.lookup(op),
+                     entries.conv[static_cast<int>(pattern.kind)],
+                     entries.convLibrary, pass);
+  }
+  padding.eraseFoldedPads();
+  return success();
+}
+
+LogicalResult tofu::writeReport(ModuleOp module, StringRef pass,
+                                StringRef output, StringRef text) {
+  if (output == "-") {
+    llvm::errs() << text;
+    return success();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream file(output, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return module.emitError(pass)
+           << ": cannot write '" << output << "': " << ec.message();
+  file << text;
+  return success();
+}

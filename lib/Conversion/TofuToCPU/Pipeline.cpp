@@ -1,0 +1,64 @@
+//===- Pipeline.cpp - tofu-cpu-pipeline -----------------------------------===//
+//
+// Registers tofu-cpu-pipeline: a training step on tensors (after
+// tofu-train-driver and convert-tofu-to-mpi, or any module whose
+// communication is already calls) to the LLVM dialect, with its matrix
+// products as OpenBLAS calls and everything else as loops. tofu-run uses
+// it; mlir-runner users name it. The stages are in docs/cpu.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToCPU/TofuToCPU.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace {
+
+struct TofuCPUPipelineOptions
+    : public PassPipelineOptions<TofuCPUPipelineOptions> {
+  Option<bool> libraryCalls{
+      *this, "library-calls",
+      llvm::cl::desc("Matrix products as OpenBLAS calls (false: every op "
+                     "as generated loops, the reference lowering)"),
+      llvm::cl::init(true)};
+  Option<std::string> report{
+      *this, "report",
+      llvm::cl::desc("Write tofu-cpu-report's output to this file ('-' for "
+                     "stderr; empty for no report)"),
+      llvm::cl::init("")};
+};
+
+void buildTofuCPUPipeline(OpPassManager &pm,
+                          const TofuCPUPipelineOptions &options) {
+  std::string text = "one-shot-bufferize{bufferize-function-boundaries},"
+                     "buffer-deallocation-pipeline,tofu-early-dealloc";
+  if (options.libraryCalls)
+    text += ",convert-tofu-to-cpu";
+  if (!options.report.empty())
+    text += llvm::formatv(",tofu-cpu-report{{output={0}}",
+                          options.report.getValue());
+  // Allocations go through the runtime's counting hooks
+  // (use-generic-functions).
+  text += ",convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
+          "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+          "finalize-memref-to-llvm{use-generic-functions=1},convert-to-llvm,"
+          "reconcile-unrealized-casts";
+  if (failed(parsePassPipeline(text, pm, llvm::errs())))
+    llvm::report_fatal_error("tofu-cpu-pipeline: invalid options",
+                             /*gen_crash_diag=*/false);
+}
+
+} // namespace
+
+void tofu::registerTofuCPUPipeline() {
+  PassPipelineRegistration<TofuCPUPipelineOptions>(
+      "tofu-cpu-pipeline",
+      "Lower a training step to LLVM with its matrix products as OpenBLAS "
+      "calls and the rest as loops (docs/cpu.md)",
+      buildTofuCPUPipeline);
+}

@@ -1,0 +1,130 @@
+//===- LibraryCalls.cpp - GEMMs of the CPU runtime through OpenBLAS -------===//
+//
+// The entry points of convert-tofu-to-cpu: a strided (batched) product of
+// row- or column-major views becomes cblas_sgemm or cblas_dgemm calls,
+// column-major, planned exactly as the CUDA runtime plans its cuBLAS call
+// (include/tofu/Runtime/GemmPlan.h). OpenBLAS has no strided-batched GEMM
+// in Debian's version, so the batch is a loop of calls here. The number of
+// OpenBLAS threads is set explicitly, once: TOFU_NUM_THREADS (tofu-run
+// --threads), 1 by default, so that `mpiexec -n <cores>` fills a machine
+// with one core per rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/GemmPlan.h"
+#include "tofu/Runtime/TofuRuntime.h"
+
+#include <cblas.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+[[noreturn]] void misuse(const char *entry, const std::string &why) {
+  std::fprintf(stderr, "tofu runtime: %s: %s\n", entry, why.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+/// Sets OpenBLAS's thread count once, from TOFU_NUM_THREADS (default 1).
+void setThreadsOnce() {
+  static const bool done = [] {
+    int threads = 1;
+    if (const char *v = std::getenv("TOFU_NUM_THREADS")) {
+      char *end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (!*v || *end || n < 1 || n > 1024)
+        misuse("TOFU_NUM_THREADS", "must be an integer in [1, 1024], not '" +
+                                       std::string(v) + "'");
+      threads = int(n);
+    }
+    openblas_set_num_threads(threads);
+    return true;
+  }();
+  (void)done;
+}
+
+/// cblas_sgemm or cblas_dgemm with alpha = 1.
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
+          const float *a, int lda, const float *b, int ldb, float beta,
+          float *c, int ldc) {
+  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c,
+              ldc);
+}
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
+          const double *a, int lda, const double *b, int ldb, double beta,
+          double *c, int ldc) {
+  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c,
+              ldc);
+}
+
+/// C[b] (m x n) = A[b] (m x k) B[b] (k x n) + beta C[b] on strided views
+/// (addresses and strides in elements), for b < batch.
+template <typename T>
+void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
+                 intptr_t k, intptr_t a, intptr_t aRow, intptr_t aCol,
+                 intptr_t aBatch, intptr_t b, intptr_t bRow, intptr_t bCol,
+                 intptr_t bBatch, intptr_t c, intptr_t cRow, intptr_t cCol,
+                 intptr_t cBatch, float beta) {
+  if (beta != 0.0f && beta != 1.0f)
+    misuse(entry, "beta must be 0 or 1");
+  setThreadsOnce();
+  tofu::gpu::StridedMatrix ma, mb, mc;
+  ma.row = aRow, ma.col = aCol, ma.batch = aBatch;
+  mb.row = bRow, mb.col = bCol, mb.batch = bBatch;
+  mc.row = cRow, mc.col = cCol, mc.batch = cBatch;
+  tofu::gpu::GemmPlan plan;
+  std::string error = tofu::gpu::planGemm(batch, m, n, k, ma, mb, mc, plan);
+  if (!error.empty())
+    misuse(entry, error);
+  if (plan.kind == tofu::gpu::GemmPlan::Nothing)
+    return;
+  auto *pc = reinterpret_cast<T *>(c);
+  if (plan.kind == tofu::gpu::GemmPlan::ZeroC) {
+    // k = 0: C = beta * C, so only an overwritten C changes (to zero).
+    if (beta == 0.0f)
+      for (int i = 0; i < plan.batch; ++i)
+        for (int j = 0; j < plan.cols; ++j)
+          std::memset(pc + intptr_t(i) * plan.c.batchStride +
+                          intptr_t(j) * plan.c.ld,
+                      0, size_t(plan.rows) * sizeof(T));
+    return;
+  }
+  auto *first = reinterpret_cast<const T *>(plan.swapped ? b : a);
+  auto *second = reinterpret_cast<const T *>(plan.swapped ? a : b);
+  CBLAS_TRANSPOSE opFirst = plan.first.transposed ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE opSecond =
+      plan.second.transposed ? CblasTrans : CblasNoTrans;
+  for (int i = 0; i < plan.batch; ++i)
+    gemm(opFirst, opSecond, plan.rows, plan.cols, plan.k,
+         first + intptr_t(i) * plan.first.batchStride, plan.first.ld,
+         second + intptr_t(i) * plan.second.batchStride, plan.second.ld,
+         T(beta), pc + intptr_t(i) * plan.c.batchStride, plan.c.ld);
+}
+
+} // namespace
+
+extern "C" {
+
+void tofu_cpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                    intptr_t a, intptr_t aRow, intptr_t aCol, intptr_t aBatch,
+                    intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                    intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
+                    float beta) {
+  stridedGemm<float>("tofu_cpu_sgemm", batch, m, n, k, a, aRow, aCol, aBatch,
+                     b, bRow, bCol, bBatch, c, cRow, cCol, cBatch, beta);
+}
+
+void tofu_cpu_dgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                    intptr_t a, intptr_t aRow, intptr_t aCol, intptr_t aBatch,
+                    intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                    intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
+                    float beta) {
+  stridedGemm<double>("tofu_cpu_dgemm", batch, m, n, k, a, aRow, aCol, aBatch,
+                      b, bRow, bCol, bBatch, c, cRow, cCol, cBatch, beta);
+}
+
+} // extern "C"

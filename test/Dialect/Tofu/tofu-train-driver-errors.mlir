@@ -1,0 +1,27 @@
+// RUN: tofu-opt %s -split-input-file --tofu-train-driver="steps=0" -verify-diagnostics
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="steps=10001" 2>&1 | FileCheck %s --check-prefix=MANY
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="int-bound=0" 2>&1 | FileCheck %s --check-prefix=BOUND
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="reference=1" 2>&1 | FileCheck %s --check-prefix=REF
+
+// Tests that the driver range-checks its options on a valid step: no steps
+// at all (which used to crash with reference=1), too many steps, an empty
+// range of integer inputs, and a reference that tofu-partition did not keep.
+
+// MANY: tofu-train-driver: steps must be in [1, 10000], not 10001
+// BOUND: tofu-train-driver: int-bound must be in [1, 2^31]
+// REF: tofu-train-driver: reference=1 needs @step_reference (kept by tofu-partition)
+
+// expected-error @+1 {{tofu-train-driver: steps must be in [1, 10000], not 0}}
+func.func @step(%w: tensor<4xf32> {tofu.weight}, %x: tensor<4xf32>)
+    -> (tensor<f32> {tofu.loss}, tensor<4xf32> {tofu.updated_arg = 0 : i64}) {
+  %empty = tensor.empty() : tensor<f32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<f32>) -> tensor<f32>
+  %loss = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%w, %x : tensor<4xf32>, tensor<4xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %loss, %w : tensor<f32>, tensor<4xf32>
+}

@@ -1,0 +1,79 @@
+//===- GemmPatternTest.cpp - Matrix products from loop structure ----------===//
+//
+// The rule of matchGemmPattern on hand-written loop sets: plain, batched
+// and transposed products in any loop order, the backward products of
+// tofu-autodiff, and the forms that must not match (two M loops, a
+// reduction that indexes the output, a parallel K, a loop that indexes
+// one operand alone, a loop used twice, a missing N).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/LibraryCalls/GemmPattern.h"
+
+#include <gtest/gtest.h>
+
+using namespace tofu::gemm;
+
+namespace {
+
+constexpr bool P = true, R = false;
+
+TEST(GemmPattern, Matmul) {
+  // linalg.matmul: (m, n, k), A(m, k), B(k, n), C(m, n).
+  auto match = matchGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}, {0, 1}});
+  ASSERT_TRUE(match);
+  EXPECT_TRUE(match->batchLoops.empty());
+  EXPECT_EQ(match->mLoop, 0u);
+  EXPECT_EQ(match->nLoop, 1u);
+  EXPECT_EQ(match->kLoop, 2u);
+}
+
+TEST(GemmPattern, TransposedOperandsAndAnyLoopOrder) {
+  // A^T: A(k, m); B^T: B(n, k); loops (k, n, m).
+  auto match = matchGemmPattern(3, {R, P, P}, {{0, 2}, {1, 0}, {2, 1}});
+  ASSERT_TRUE(match);
+  EXPECT_EQ(match->mLoop, 2u);
+  EXPECT_EQ(match->nLoop, 1u);
+  EXPECT_EQ(match->kLoop, 0u);
+}
+
+TEST(GemmPattern, BatchedKeepsTheBatchLoopsInOrder) {
+  // batch_matmul with two batch loops: (b0, b1, m, n, k).
+  auto match = matchGemmPattern(5, {P, P, P, P, R},
+                                {{0, 1, 2, 4}, {0, 1, 4, 3}, {0, 1, 2, 3}});
+  ASSERT_TRUE(match);
+  EXPECT_EQ(match->batchLoops, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(match->mLoop, 2u);
+  EXPECT_EQ(match->nLoop, 3u);
+  EXPECT_EQ(match->kLoop, 4u);
+}
+
+TEST(GemmPattern, WeightGradientOfALinearLayer) {
+  // dW(i, o) += X(b, i) * dY(b, o): loops (i, o, b), K = the batch.
+  auto match = matchGemmPattern(3, {P, P, R}, {{2, 0}, {2, 1}, {0, 1}});
+  ASSERT_TRUE(match);
+  EXPECT_EQ(match->mLoop, 0u);
+  EXPECT_EQ(match->nLoop, 1u);
+  EXPECT_EQ(match->kLoop, 2u);
+}
+
+TEST(GemmPattern, RejectsWhatIsNoProduct) {
+  // Two M loops.
+  EXPECT_FALSE(
+      matchGemmPattern(4, {P, P, P, R}, {{0, 1, 3}, {3, 2}, {0, 1, 2}}));
+  // A reduction loop that indexes the output.
+  EXPECT_FALSE(matchGemmPattern(3, {P, R, R}, {{0, 2}, {2, 1}, {0, 1}}));
+  // K marked parallel.
+  EXPECT_FALSE(matchGemmPattern(3, {P, P, P}, {{0, 2}, {2, 1}, {0, 1}}));
+  // A loop that indexes A alone (a reduction inside A: no GEMM).
+  EXPECT_FALSE(matchGemmPattern(4, {P, P, R, R}, {{0, 2, 3}, {2, 1}, {0, 1}}));
+  // A loop used twice by one operand (a diagonal).
+  EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 0}, {2, 1}, {0, 1}}));
+  // No N: a matrix-vector product.
+  EXPECT_FALSE(matchGemmPattern(2, {P, R}, {{0, 1}, {1}, {0}}));
+  // Loops out of range and the wrong operand count.
+  EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 5}, {2, 1}, {0, 1}}));
+  EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}}));
+}
+
+} // namespace
