@@ -192,7 +192,7 @@ void TofuTrainDriverPass::runOnOperation() {
   // (and its compile time) reasonable.
   if (steps < 1 || steps > kMaxSteps) {
     mlir::emitError(step.getLoc(), "tofu-train-driver: steps must be in [1, ")
-        << kMaxSteps << "], not " << steps;
+        << kMaxSteps << "], not " << static_cast<uint64_t>(steps.getValue());
     return signalPassFailure();
   }
   if (intBound < 1 || intBound > (1u << 31)) {
