@@ -12,12 +12,14 @@
 #define TOFU_FUZZ_FUZZTARGETS_H
 
 #include "tofu/PlanIO/PlanIO.h"
+#include "tofu/Runtime/SafeTensors.h"
 #include "tofu/TDL/TDL.h"
 #include "tofu/TDL/TDLLibrary.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace tofu {
 namespace fuzz {
@@ -156,6 +158,131 @@ inline void checkPlanJSON(const std::string &text) {
     std::fprintf(stderr, "an exported plan does not import: %s\n",
                  again.c_str());
     std::abort();
+  }
+}
+
+/// Parses a safetensors file. One that does not parse must say why. One
+/// that parses must verify, read every tensor whole (equal to its bytes in
+/// the file) and in boxes, and lay out again to a header that parses back
+/// to the same tensors and metadata.
+inline void checkSafeTensors(const std::string &text) {
+  namespace st = safetensors;
+  // An exactly sized copy, so that AddressSanitizer sees any read past it.
+  std::vector<uint8_t> bytesOfFile(text.begin(), text.end());
+  const uint8_t *data = bytesOfFile.data();
+  st::Header header;
+  std::string error;
+  if (!st::parseHeader(data, text.size(), header, error)) {
+    if (error.empty()) {
+      std::fprintf(stderr, "safetensors parse failed without an error\n");
+      std::abort();
+    }
+    return;
+  }
+  if (!header.verify(text.size(), error)) {
+    std::fprintf(stderr, "a parsed header does not verify: %s\n",
+                 error.c_str());
+    std::abort();
+  }
+  std::vector<st::TensorSpec> specs;
+  for (const st::TensorInfo &t : header.tensors) {
+    specs.push_back({t.name, t.dtype, t.shape});
+    size_t rank = t.shape.size();
+    uint64_t bytes = t.end - t.begin;
+    std::vector<int64_t> zeros(rank, 0), strides(rank, 1);
+    if (bytes == 0) {
+      if (!st::readTile(data, text.size(), header, t, zeros, t.shape, nullptr,
+                        zeros, error)) {
+        std::fprintf(stderr, "empty tensor '%s' does not read: %s\n",
+                     t.name.c_str(), error.c_str());
+        std::abort();
+      }
+      continue;
+    }
+    for (size_t d = rank; d-- > 1;)
+      strides[d - 1] = strides[d] * t.shape[d];
+    std::vector<uint8_t> whole(bytes + 1);
+    if (!st::readTile(data, text.size(), header, t, zeros, t.shape,
+                      whole.data(), strides, error) ||
+        std::memcmp(whole.data(), data + header.dataStart + t.begin, bytes)) {
+      std::fprintf(stderr, "tensor '%s' does not read whole: %s\n",
+                   t.name.c_str(), error.c_str());
+      std::abort();
+    }
+    // The upper half of every dimension, into a reversed (negative
+    // stride) buffer, compared element by element with the whole tensor.
+    std::vector<int64_t> lo(rank), sizes(rank), boxStrides(rank);
+    uint64_t count = 1;
+    for (size_t d = rank; d-- > 0;) {
+      lo[d] = t.shape[d] / 2;
+      sizes[d] = t.shape[d] - lo[d];
+      boxStrides[d] = -int64_t(count);
+      count *= uint64_t(sizes[d]);
+    }
+    size_t es = st::getDTypeSize(t.dtype);
+    std::vector<uint8_t> box(count * es);
+    if (!st::readTile(data, text.size(), header, t, lo, sizes,
+                      box.data() + (count - 1) * es, boxStrides, error)) {
+      std::fprintf(stderr, "tensor '%s': a box does not read: %s\n",
+                   t.name.c_str(), error.c_str());
+      std::abort();
+    }
+    std::vector<int64_t> index(rank, 0);
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t at = 0;
+      for (size_t d = 0; d < rank; ++d)
+        at += uint64_t(lo[d] + index[d]) * uint64_t(strides[d]);
+      if (std::memcmp(box.data() + (count - 1 - i) * es, whole.data() + at * es,
+                      es)) {
+        std::fprintf(stderr, "tensor '%s': a box reads other values\n",
+                     t.name.c_str());
+        std::abort();
+      }
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < sizes[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    // A box past the end must be refused.
+    std::vector<int64_t> past = zeros;
+    if (rank > 0) {
+      past[0] = t.shape[0];
+      std::vector<int64_t> one(rank, 1);
+      if (st::readTile(data, text.size(), header, t, past, one, box.data(),
+                       strides, error)) {
+        std::fprintf(stderr, "tensor '%s': a box past the end reads\n",
+                     t.name.c_str());
+        std::abort();
+      }
+    }
+  }
+  st::Layout layout;
+  if (!st::layoutHeader(specs, header.metadata, layout, error)) {
+    std::fprintf(stderr, "a parsed header does not lay out: %s\n",
+                 error.c_str());
+    std::abort();
+  }
+  std::string file = layout.prefix;
+  file.resize(layout.fileSize, '\0');
+  st::Header again;
+  if (!st::parseHeader(reinterpret_cast<const uint8_t *>(file.data()),
+                       file.size(), again, error) ||
+      again.tensors.size() != header.tensors.size() ||
+      again.metadata != header.metadata || again.dataStart % 8 != 0) {
+    std::fprintf(stderr, "a laid-out header does not parse back: %s\n",
+                 error.c_str());
+    std::abort();
+  }
+  for (const st::TensorInfo &t : header.tensors) {
+    const st::TensorInfo *u = again.find(t.name);
+    if (!u || u->dtype != t.dtype || u->shape != t.shape ||
+        u->end - u->begin != t.end - t.begin ||
+        u->begin % st::getDTypeSize(u->dtype) != 0) {
+      std::fprintf(stderr, "tensor '%s' lays out differently\n",
+                   t.name.c_str());
+      std::abort();
+    }
   }
 }
 

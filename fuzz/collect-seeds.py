@@ -8,6 +8,8 @@ writes CORPUS_DIR/<target>/ for each target:
   tdl-library-fuzzer  the .tdl libraries, whole and one entry at a time;
   plan-json-fuzzer    plans of the fuzzer's own graph (BUILD_DIR/bin/
                       plan-json-seeds) and the plans the lit tests wrote;
+  safetensors-fuzzer  the files kept in fuzz/seeds/safetensors-fuzzer/
+                      (written by python/tofu/safetensors.py);
 and adds the inputs kept in fuzz/regressions/<target>/.
 """
 
@@ -79,9 +81,15 @@ def main():
     for i, path in enumerate(sorted((build / "test").glob("**/*.json"))):
         shutil.copy(path, plan_dir / f"lit-{i:04d}.json")
 
+    for path in sorted((ROOT / "fuzz" / "seeds" / "safetensors-fuzzer")
+                       .glob("*")):
+        (corpus / "safetensors-fuzzer").mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, corpus / "safetensors-fuzzer" / path.name)
+
     for target in ("tdl-parse-fuzzer", "tdl-library-fuzzer",
-                   "plan-json-fuzzer"):
+                   "plan-json-fuzzer", "safetensors-fuzzer"):
         for path in sorted((ROOT / "fuzz" / "regressions" / target).glob("*")):
+            (corpus / target).mkdir(parents=True, exist_ok=True)
             shutil.copy(path, corpus / target / f"regression-{path.name}")
     for target in sorted(corpus.iterdir()):
         print(f"{target.name}: {len(list(target.iterdir()))} seeds")

@@ -61,7 +61,8 @@ artifacts="$build/fuzz-artifacts"
 rm -rf "$corpus" "$artifacts"
 mkdir -p "$artifacts"
 python3 fuzz/collect-seeds.py --build "$build" "$corpus"
-for fuzzer in tdl-parse-fuzzer tdl-library-fuzzer plan-json-fuzzer; do
+for fuzzer in tdl-parse-fuzzer tdl-library-fuzzer plan-json-fuzzer \
+    safetensors-fuzzer; do
   echo "-- $fuzzer"
   if "$build/bin/$fuzzer" "$corpus/$fuzzer" \
        -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \

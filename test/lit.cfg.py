@@ -44,12 +44,36 @@ if config.tofu_sanitizers:
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tofu_tools_dir, config.llvm_tools_dir]
-tools = ["tofu-opt", "tofu-tdl-coverage", "tofu-run"]
+tools = ["tofu-opt", "tofu-tdl-coverage", "tofu-run", "tofu-safetensors"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PYTHONPATH",
                              os.path.join(config.tofu_src_root, "python"),
                              append_path=True)
+
+# `torch`: a Python that imports PyTorch, for the tests that compare our
+# safetensors files with PyTorch's. Debian's /usr/bin/python3 sees Debian's
+# packages; python3 on PATH may be another build that does not. Tests that
+# need it run it as %torch_python and are UNSUPPORTED where neither has it.
+def _torch_python():
+    import subprocess
+    for python in ("/usr/bin/python3", shutil.which("python3")):
+        if not python or not os.path.exists(python):
+            continue
+        try:
+            found = subprocess.run([python, "-c", "import torch"],
+                                   capture_output=True, timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if found.returncode == 0:
+            return python
+    return None
+
+
+torch_python = _torch_python()
+if torch_python:
+    config.available_features.add("torch")
+config.substitutions.append(("%torch_python", torch_python or "false"))
 
 # Lowering of linalg-on-tensors to LLVM and execution of `main` on the CPU.
 config.substitutions.append((

@@ -24,6 +24,11 @@ optimizer, attach, search), as users build their steps:
 `--autodiff` then holds the pipeline's `weights=` and `inputs=`; arguments
 keep the names they have in the file (`--autodiff inputs=x,cos,sin`).
 
+`--f64` converts the model from f32 to f64 with
+`--tofu-convert-float-type=from=f32 to=f64` before anything else, so that
+the partitioned and the unpartitioned step compare in f64 (use a small
+`--rtol` such as 1e-10 with it).
+
 It prints the program's output and one summary line:
 
     difftest: PASS max relative difference 2.4e-07 <= 1e-05, measured
@@ -154,6 +159,9 @@ def main(argv=None):
                     help="with --loss softmax-cross-entropy: probabilities, "
                     "or i64 or i32 class ids (drawn like token ids, in "
                     "[0, INT_BOUND))")
+    ap.add_argument("--f64", action="store_true",
+                    help="convert the model from f32 to f64 "
+                    "(tofu-convert-float-type) before building the step")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--int-bound", type=int, default=2,
                     help="integer inputs (token ids) take values in "
@@ -211,6 +219,8 @@ def main(argv=None):
         else:
             passes = [autodiff, f"--tofu-optimizer=kind={args.optimizer}",
                      "--tdl-attach", f"--tofu-search={search}"]
+        if args.f64:
+            passes = ["--tofu-convert-float-type=from=f32 to=f64"] + passes
         spmd = run([args.tofu_opt, source] + passes +
                    ["--tofu-partition=report=-"], model,
                    "tofu-opt (search and partition)")

@@ -175,6 +175,60 @@ def TofuUnrollLoops : Pass<"tofu-unroll-loops", "mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TofuConvertFloatType : Pass<"tofu-convert-float-type", "mlir::ModuleOp"> {
+  let summary = "Convert a whole program from one floating-point type to "
+                "another";
+  let description = [{
+    Rewrites every use of the float type `from` in the module as `to`, so
+    that a training step in f32 becomes the same step in f64 (and back):
+    function signatures and the types of every value and block argument
+    (tensors, memrefs, scalars in `linalg` bodies, `complex` element types),
+    `arith.constant` values and other float attributes (converted with
+    round-to-nearest-even when `to` is narrower), and `dense<...>` tensor
+    constants element by element. An `arith.extf` or `arith.truncf` whose
+    types become equal is removed; one whose direction flips becomes the
+    other.
+
+    Ops of the dialects a training step is built from (`func`, `arith`,
+    `math`, `linalg`, `tensor`, `scf`, `cf`, `memref`, `bufferization`,
+    `affine`, `complex`, `ub`, `tofu`, `tdl`, `shard`) are converted
+    generically. The module is left unchanged and each of these is an error
+    on the op: an op of another dialect that uses `from`, a bitcast of a
+    `from` value (its bits have no meaning in the other type), a function
+    declaration without a body whose signature uses `from` (its callee
+    would still expect the old type), and a constant of `from` elements
+    that is not a `dense<...>` literal (`dense_resource`: lift it to an
+    argument with `tofu-lift-constants` first).
+
+    Before (`from=f32 to=f64`):
+
+    ```mlir
+    func.func @step(%w: tensor<4xf32>) -> tensor<4xf32> {
+      %c = arith.constant dense<[0.5, 1.0, 1.5, 2.0]> : tensor<4xf32>
+      %e = tensor.empty() : tensor<4xf32>
+      %r = linalg.generic {indexing_maps = [#id, #id, #id],
+          iterator_types = ["parallel"]} ins(%w, %c : tensor<4xf32>, tensor<4xf32>)
+          outs(%e : tensor<4xf32>) {
+      ^bb0(%a: f32, %b: f32, %o: f32):
+        %m = arith.mulf %a, %b : f32
+        linalg.yield %m : f32
+      } -> tensor<4xf32>
+      return %r : tensor<4xf32>
+    }
+    ```
+
+    After: the same function with every `f32` replaced by `f64`, including
+    `dense<[5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00]> :
+    tensor<4xf64>` and the body's `^bb0(%a: f64, %b: f64, %o: f64)`.
+  }];
+  let options = [
+    Option<"fromType", "from", "std::string", /*default=*/"\"f32\"",
+           "The float type to replace (f16, bf16, f32, f64, ...)">,
+    Option<"toType", "to", "std::string", /*default=*/"\"f64\"",
+           "The float type to replace it with">,
+  ];
+}
+
 def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode automatic differentiation of a scalar loss";
   let description = [{
