@@ -204,12 +204,34 @@ static bool isLossOp(Operation *op) {
   });
 }
 
+/// Whether `v` is computed from a contraction: a linalg op with reduction
+/// loops and a result of rank 1 or more (a product of the model), looking
+/// back through a bounded number of ops.
+static bool dependsOnContraction(Value v) {
+  SmallVector<Value> worklist{v};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!worklist.empty() && seen.size() < 256) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
+    if (linalgOp && linalgOp.getNumReductionLoops() > 0 &&
+        linalgOp.getNumDpsInits() == 1 &&
+        linalgOp.getRank(linalgOp.getDpsInitOperand(0)) > 0)
+      return true;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return false;
+}
+
 /// Whether argument `i` of `func` is data that only the loss reads, such
 /// as the target of a model that computes its own loss: a tensor that
-/// leads with the batch and reaches the 0-d result only through
-/// element-wise ops and reductions to 0-d (isLossOp). A weight of the
-/// model always passes through a product, a broadcast or a reduction over
-/// some of its dimensions first.
+/// leads with the batch, is compared element-wise with the model's
+/// prediction (a value computed by a contraction), and reaches the 0-d
+/// result only through element-wise ops and reductions to 0-d
+/// (isLossOp). A weight of the model passes through a product, a
+/// broadcast or a reduction over some of its dimensions first, or feeds
+/// the prediction rather than meeting it.
 static bool isReadOnlyByLoss(func::FuncOp func, unsigned i, int64_t batch) {
   if (func.isExternal() || func.getNumResults() != 1 || batch < 1 ||
       getLeadingDim(func.getArgumentTypes()[i]) != batch)
@@ -217,7 +239,19 @@ static bool isReadOnlyByLoss(func::FuncOp func, unsigned i, int64_t batch) {
   auto result = dyn_cast<RankedTensorType>(func.getResultTypes()[0]);
   if (!result || result.getRank() != 0)
     return false;
-  SmallVector<Value> worklist{func.getArgument(i)};
+  // Its first readers meet the prediction element-wise.
+  Value arg = func.getArgument(i);
+  bool meetsPrediction = false;
+  for (Operation *user : arg.getUsers()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+    if (!linalgOp || linalgOp.getNumReductionLoops() != 0)
+      continue;
+    for (Value input : linalgOp.getDpsInputs())
+      meetsPrediction |= input != arg && dependsOnContraction(input);
+  }
+  if (!meetsPrediction)
+    return false;
+  SmallVector<Value> worklist{arg};
   llvm::SmallPtrSet<Operation *, 16> seen;
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();

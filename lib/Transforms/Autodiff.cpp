@@ -956,6 +956,46 @@ struct TofuAutodiffPass
           << funcName << "'";
       return signalPassFailure();
     }
+    if (module.getBody()->empty()) {
+      mlir::emitError(module.getLoc(),
+                      "tofu-autodiff: empty input: the module holds no "
+                      "function (give a forward model in linalg on tensors)");
+      return signalPassFailure();
+    }
+    // Element types the step cannot compute in fail here, at the first
+    // stage, rather than after the search and the partition.
+    for (func::FuncOp func : funcs)
+      for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+        auto tensor = dyn_cast<RankedTensorType>(type);
+        if (!tensor) {
+          if (isa<TensorType>(type)) {
+            mlir::emitError(func.getArgument(i).getLoc(), "tofu-autodiff: ")
+                << "argument " << i << " of '@" << func.getName()
+                << "' has an unranked type " << type
+                << ": export the model with static shapes";
+            return signalPassFailure();
+          }
+          continue;
+        }
+        if (!tensor.hasStaticShape()) {
+          mlir::emitError(func.getArgument(i).getLoc(), "tofu-autodiff: ")
+              << "argument " << i << " of '@" << func.getName()
+              << "' has a dynamic shape " << type
+              << ": export the model with a static batch and static shapes";
+          return signalPassFailure();
+        }
+        Type element = tensor.getElementType();
+        if (isa<FloatType>(element) && !element.isF32() && !element.isF64()) {
+          std::string name;
+          llvm::raw_string_ostream(name) << element;
+          mlir::emitError(func.getArgument(i).getLoc(), "tofu-autodiff: ")
+              << "argument " << i << " of '@" << func.getName() << "' is "
+              << name << ": training steps run in f32 or f64 (convert "
+              << "the model, e.g. with --tofu-convert-float-type=\"from="
+              << name << " to=f32\")";
+          return signalPassFailure();
+        }
+      }
     // Weights chosen by name or as 'all' select among the functions that
     // return a loss; indices and markers keep naming any function a model.
     bool bySelection = llvm::any_of(weightArgs, [](const std::string &w) {

@@ -198,9 +198,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     plans = []
     for path in args.plans:
-        with open(path) as f:
-            plan = json.load(f)
-        if plan.get("format") != "tofu-plan":
+        try:
+            with open(path) as f:
+                plan = json.load(f)
+        except OSError as e:
+            print(f"tofu plan: cannot read {path}: {e.strerror}", file=sys.stderr)
+            return 2
+        except ValueError as e:
+            print(f"tofu plan: {path} is not JSON: {e}", file=sys.stderr)
+            return 2
+        if not isinstance(plan, dict) or plan.get("format") != "tofu-plan":
             print(f"{path}: not a tofu plan", file=sys.stderr)
             return 2
         plans.append((path, plan))

@@ -157,10 +157,11 @@ func.func @dynamic_pad(%w: tensor<4xf32> {tofu.weight}, %n: index) -> tensor<f32
 
 // -----
 
-// Tests that a tensor.concat of the weight with a dynamically shaped input is
-// an error.
-func.func @dynamic_concat(%w: tensor<4xf32> {tofu.weight}, %x: tensor<?xf32>) -> tensor<f32> {
-  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?xf32>'}}
+// Tests that a dynamically shaped input is an error on the argument, with
+// what to do, before anything is differentiated.
+func.func @dynamic_concat(%w: tensor<4xf32> {tofu.weight},
+    // expected-error @+1 {{tofu-autodiff: argument 1 of '@dynamic_concat' has a dynamic shape 'tensor<?xf32>': export the model with a static batch and static shapes}}
+    %x: tensor<?xf32>) -> tensor<f32> {
   %c = tensor.concat dim(0) %w, %x : (tensor<4xf32>, tensor<?xf32>) -> tensor<?xf32>
   %z = arith.constant 0.0 : f32
   %e0 = tensor.empty() : tensor<f32>
@@ -206,7 +207,7 @@ func.func @int_weight(%w: tensor<3xi32> {tofu.weight}) -> tensor<f32> {
 // -----
 
 // Tests that a weight with a dynamic shape is an error.
-// expected-error @+1 {{tofu-autodiff: weight argument 0 must be a statically shaped tensor of floats, found 'tensor<?xf32>'}}
+// expected-error @+1 {{tofu-autodiff: argument 0 of '@dynamic_weight' has a dynamic shape 'tensor<?xf32>': export the model with a static batch and static shapes}}
 func.func @dynamic_weight(%w: tensor<?xf32> {tofu.weight}) -> tensor<f32> {
   %z = arith.constant 0.0 : f32
   %e0 = tensor.empty() : tensor<f32>

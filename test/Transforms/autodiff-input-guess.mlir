@@ -11,6 +11,7 @@
 // CHECK-SAME:    %{{.*}}: tensor<2x8xf32>,
 // CHECK-SAME:    %{{.*}}: tensor<2x6xf32> {tofu.input, tofu.name = "labels"})
 // CHECK-SAME:    -> (tensor<f32> {jax.result_info = "result[0]", tofu.loss}, tensor<6x8xf32> {tofu.grad_of_arg = 0 : i64}, tensor<6xf32> {tofu.grad_of_arg = 1 : i64})
+// expected-remark @+1 {{tofu-autodiff: '@weights_first': weights: w (arg0), b (arg1); data: x (arg2), labels (arg3)}}
 func.func @weights_first(%w: tensor<6x8xf32>, %b: tensor<6xf32>,
     // expected-remark @+1 {{tofu-autodiff: argument 2 is the data input: it leads with the batch (2) and argument 0 does not; pass inputs= to choose}}
     %x: tensor<2x8xf32>) -> (tensor<2x6xf32> {jax.result_info = "result[0]"}) {
@@ -30,11 +31,13 @@ func.func @weights_first(%w: tensor<6x8xf32>, %b: tensor<6xf32>,
 // -----
 
 // Tests that argument 0 stays the data input when it leads with the batch,
-// with no remark.
+// with no remark about the data input (only the line that names the
+// weights and the data).
 
 // CHECK-LABEL: func.func @data_first_train(
 // CHECK-SAME:    %{{.*}}: tensor<2x8xf32>,
 // CHECK-SAME:    %{{.*}}: tensor<8x2xf32> {tofu.weight},
+// expected-remark @+1 {{tofu-autodiff: '@data_first': weights: w (arg1); data: x (arg0), labels (arg2)}}
 func.func @data_first(%x: tensor<2x8xf32>, %w: tensor<8x2xf32>) -> tensor<2x2xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x2xf32>

@@ -38,6 +38,7 @@ void registerTestShardingCrossCheckPass();
 void registerTestCoarsenPass();
 void registerTestGradCheckPass();
 void registerTestTrainLoopPass();
+void registerTestFanInPass();
 } // namespace test
 } // namespace tofu
 
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
   tofu::test::registerTestCoarsenPass();
   tofu::test::registerTestGradCheckPass();
   tofu::test::registerTestTrainLoopPass();
+  tofu::test::registerTestFanInPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tofu-MLIR optimizer driver\n", registry));
 }

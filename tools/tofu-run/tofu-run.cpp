@@ -152,8 +152,10 @@ static std::string findRuntime(const char *argv0, std::string &tried,
 static func::FuncOp findStep(ModuleOp module) {
   if (!funcName.empty())
     return module.lookupSymbol<func::FuncOp>(funcName);
+  // As tofu-train-driver: the unpartitioned reference also returns a loss.
   for (auto func : module.getOps<func::FuncOp>())
-    if (func.getNumResults() && func.getResultAttr(0, "tofu.loss"))
+    if (!func.isExternal() && !func.getSymName().ends_with("_reference") &&
+        func.getNumResults() && func.getResultAttr(0, "tofu.loss"))
       return func;
   return nullptr;
 }

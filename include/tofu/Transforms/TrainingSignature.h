@@ -12,12 +12,25 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <optional>
+
 namespace tofu {
 
 /// For every result of `step`, the argument it feeds in the next step, or
 /// -1. A `tofu.state_of = w` result feeds the first unused argument with
 /// the same `tofu.state_of`. Out-of-range attributes feed nothing.
 llvm::SmallVector<int> getFedArguments(mlir::func::FuncOp step);
+
+/// The fan-in of weight argument `arg` of `func`, as PyTorch's default
+/// initialization defines it (docs/training.md, "Initial values"): the
+/// product of the extents of the reduction loops through which the first
+/// contraction that reads the weight reads it (a dense weight's input
+/// features, a convolution filter's channels times its window), found by
+/// following the weight through transposes, reshapes and other ops without
+/// reductions. A weight that is added element-wise to the result of a
+/// contraction (a bias) takes that contraction's reduction extents. None
+/// when no contraction reads the weight within a few ops.
+std::optional<int64_t> getFanIn(mlir::func::FuncOp func, unsigned arg);
 
 } // namespace tofu
 

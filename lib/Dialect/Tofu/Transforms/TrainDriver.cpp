@@ -87,13 +87,27 @@ public:
 /// The most training steps the driver unrolls into @main.
 constexpr unsigned kMaxSteps = 10000;
 
-/// The range of initial weights: 1/sqrt(fan-in), with the fan-in estimated
-/// as the number of elements over the largest dimension.
-double weightScale(RankedTensorType type) {
-  int64_t largest = 1;
-  for (int64_t d : type.getShape())
-    largest = std::max(largest, d);
-  double fanIn = double(type.getNumElements()) / double(largest);
+/// The range of initial weights, as PyTorch's default initialization of
+/// linear and convolution layers: uniform in +-1/sqrt(fan-in), with the
+/// fan-in of the contraction that reads weight argument `arg` of the
+/// unpartitioned step `global` (getFanIn). A weight that no contraction
+/// reads, or a partitioned step without its unpartitioned reference (whose
+/// local contractions may be cut), falls back to the elements over the
+/// largest dimension of the global type.
+double weightScale(func::FuncOp global, unsigned arg, RankedTensorType type,
+                   bool isGlobal) {
+  double fanIn;
+  std::optional<int64_t> fromOp;
+  if (isGlobal)
+    fromOp = getFanIn(global, arg);
+  if (fromOp) {
+    fanIn = double(*fromOp);
+  } else {
+    int64_t largest = 1;
+    for (int64_t d : type.getShape())
+      largest = std::max(largest, d);
+    fanIn = double(type.getNumElements()) / double(largest);
+  }
   return 1.0 / std::sqrt(std::max(1.0, fanIn));
 }
 
@@ -266,7 +280,8 @@ void TofuTrainDriverPass::runOnOperation() {
       d.call(callee, {unranked, offsets, d.constantInts(global.getShape()),
                       d.i64(seed), d.i64(i + 1),
                       d.f64(index    ? double(intBound)
-                            : weight ? weightScale(global)
+                            : weight ? weightScale(globalOf, i, global,
+                                                   reference || grid.size() == 1)
                                      : 1.0),
                       d.i64(weight ? 0 : 1), d.i64(code)});
       return bufferization::ToTensorOp::create(b, d.loc, type, buffer,
