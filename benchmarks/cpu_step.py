@@ -130,8 +130,16 @@ def run(cmd, timeout, both=False, **kw):
     try:
         done = subprocess.run(cmd, capture_output=True, text=True,
                               timeout=timeout, **kw)
-    except subprocess.TimeoutExpired:
-        raise Failed(f"timed out after {timeout} s: {' '.join(cmd[:3])} ...")
+    except subprocess.TimeoutExpired as err:
+        partial = err.stdout or ""
+        if isinstance(partial, bytes):
+            partial = partial.decode(errors="replace")
+        m = re.search(r"compile time: [0-9.]+ s", partial)
+        stage = f" ({m.group(0)}, then running)" if m else \
+            " (before any output)"
+        raise Failed(f"timed out after {timeout} s{stage}: "
+                     f"{os.path.basename(cmd[0])} {os.path.basename(cmd[1])}"
+                     if len(cmd) > 1 else f"timed out after {timeout} s")
     except OSError as err:
         raise Failed(f"cannot run {cmd[0]}: {err}")
     if done.returncode != 0:
