@@ -104,6 +104,29 @@ config.substitutions.append((
         " --runner-preload " + config.tofu_asan_runtime
         if config.tofu_sanitizers else "")))
 
+# PyTorch twins of the zoo (python/tofu/twins.py) run under an interpreter
+# that has torch: Debian's /usr/bin/python3 (python3-torch) unless
+# TOFU_TORCH_PYTHON names another. `torch`: it imports torch; tests that
+# compare against PyTorch require it and show as UNSUPPORTED elsewhere.
+torch_python = os.environ.get("TOFU_TORCH_PYTHON", "/usr/bin/python3")
+
+
+def _torch_is_usable():
+    import subprocess
+    if not os.path.exists(torch_python):
+        return False
+    try:
+        probe = subprocess.run([torch_python, "-c", "import numpy, torch"],
+                               capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0
+
+
+if _torch_is_usable():
+    config.available_features.add("torch")
+config.substitutions.append(("%torch_python", torch_python))
+
 # The GPU path. `cuda-toolkit`: the CUDA runtime was built (CUDA found), so
 # lowered steps can be linked against it. `cuda`: a GPU is usable
 # (`nvidia-smi -L` lists one); execution tests require it and show as

@@ -1,0 +1,461 @@
+#!/usr/bin/env python3
+"""CPU training step: tofu-run next to PyTorch on the same models.
+
+    python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm]
+        [--steps 20] [--warmup 3] [--tofu-run PATH] [--skip-torch] [--ranks2]
+
+Every model is a zoo model (python/tofu/models.py) trained with Adam
+(lr 1e-3) at the same sizes and batch on both sides: the zoo's MLIR through
+`tofu-opt --tofu-autodiff --tofu-optimizer=kind=adam` and `tofu-run
+--timing`, and its PyTorch twin (python/tofu/twins.py: the same weights,
+layouts, activations and loss) with torch.optim.Adam. Both start from the
+same values (tofu-run's hash fill, reproduced by tofu.twins), so their
+first losses agree; the table shows the relative difference.
+
+Setup (a): one tofu-run rank against PyTorch with one thread
+(torch.set_num_threads(1), OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1).
+Setup (b) (--ranks2): the step partitioned for 2 devices under
+`mpiexec -n 2 tofu-run`, against PyTorch DDP (gloo) on 2 processes of one
+thread each, with the same global batch.
+
+The step time is the median over --steps steps after --warmup warm-up
+steps. GFLOP/s counts the FLOPs of the matrix products and convolutions
+of forward and backward (2 per multiply-add; the input gradient of a layer
+that reads the data is not computed by either side and not counted);
+element-wise work and the optimizer are left out. With a tofu-run that has
+--report, the FLOPs tofu-cpu-report counts in the step (library calls and
+generated loops) are shown below the table.
+
+This script runs under any python3: the tofu side needs only the standard
+library; the PyTorch side runs in a subprocess under /usr/bin/python3 (or
+$TOFU_TORCH_PYTHON), an interpreter that imports torch.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+from tofu import twins  # noqa: E402  (standard library part only)
+
+LR = 1e-3
+
+# name: (zoo model, options, what it is)
+MODELS = {
+    "mlp": ("mlp", dict(layers=3, hidden=1024, features=1024, classes=1024,
+                        batch=256), "MLP 3x1024, batch 256"),
+    "wresnet": ("wresnet", dict(stages=[2, 1], width=1, image=32, batch=16,
+                                classes=10),
+                "WResNet stages 2,1 (12 conv), 32x32, batch 16"),
+    "transformer": ("transformer", dict(layers=2, hidden=256, heads=4, seq=128,
+                                        batch=8),
+                    "Transformer 2 layers, h256, 4 heads, seq 128, batch 8"),
+    "lstm": ("rnn", {}, "LSTM zoo defaults: 2x64, 20 steps, batch 8, "
+                        "embed 1024"),
+}
+
+
+# -- FLOPs ------------------------------------------------------------------------
+def matmul_macs(name, options):
+    """[(multiply-adds, input gradient needed)] of the forward's matrix
+    products and convolutions."""
+    model, o = twins.resolve(name, options)
+    ops = []
+    if model == "mlp":
+        width = o["features"]
+        for i in range(o["layers"]):
+            out = o["classes"] if i == o["layers"] - 1 else o["hidden"]
+            ops.append((o["batch"] * width * out, i > 0))
+            width = out
+    elif model == "rnn":
+        h4 = 4 * o["hidden"]
+        for t in range(o["steps"]):
+            for layer in range(o["layers"]):
+                width = o["embed"] if layer == 0 else o["hidden"]
+                ops.append((o["batch"] * width * h4, layer > 0))
+                ops.append((o["batch"] * o["hidden"] * h4, t > 0))
+    elif model == "wresnet":
+        convs, channels = twins._wresnet_plan(o)
+        it = iter(convs)
+
+        def conv(size, dx):
+            _, (out, cin, k, _), stride, pad = next(it)
+            osize = (size + 2 * pad - k) // stride + 1
+            ops.append((o["batch"] * out * osize * osize * cin * k * k, dx))
+            return osize
+
+        size = conv(o["image"], False)
+        if o["image"] >= 64:
+            size = (size + 2 - 3) // 2 + 1
+        channels_in = 64 * o["width"]
+        for stage, n in enumerate(o["stages"]):
+            out = 4 * 64 * o["width"] * 2 ** stage
+            for i in range(n):
+                stride = 2 if stage > 0 and i == 0 else 1
+                conv(size, True)
+                osize = conv(size, True)
+                conv(osize, True)
+                if stride != 1 or channels_in != out:
+                    conv(size, True)
+                size, channels_in = osize, out
+        ops.append((o["batch"] * channels * o["classes"], True))
+    elif model == "transformer":
+        tokens, h, f = o["batch"] * o["seq"], o["hidden"], o["ffn"]
+        for layer in range(o["layers"]):
+            ops += [(tokens * h * h, layer > 0)] * 3 + [(tokens * h * h, True)]
+            ops += [(o["batch"] * o["seq"] * o["seq"] * h, True)] * 2
+            ops += [(tokens * h * f, True), (tokens * f * h, True)]
+    return ops
+
+
+def train_flops(name, options):
+    return sum(2 * macs * (3 if dx else 2)
+               for macs, dx in matmul_macs(name, options))
+
+
+# -- the tofu side -----------------------------------------------------------------
+class Failed(Exception):
+    pass
+
+
+def run(cmd, timeout, both=False, **kw):
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as err:
+        partial = err.stdout or ""
+        if isinstance(partial, bytes):
+            partial = partial.decode(errors="replace")
+        m = re.search(r"compile time: [0-9.]+ s", partial)
+        stage = f" ({m.group(0)}, then running)" if m else \
+            " (before any output)"
+        raise Failed(f"timed out after {timeout} s{stage}: "
+                     f"{os.path.basename(cmd[0])} {os.path.basename(cmd[1])}"
+                     if len(cmd) > 1 else f"timed out after {timeout} s")
+    except OSError as err:
+        raise Failed(f"cannot run {cmd[0]}: {err}")
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-6:]
+        raise Failed(f"{os.path.basename(cmd[0])} exited {done.returncode}: "
+                     + " | ".join(tail))
+    return done.stdout + done.stderr if both else done.stdout
+
+
+def tofu_step(name, options, tmp, tofu_opt, timeout):
+    b, loss = twins.zoo_builder(name, options)
+    fwd = os.path.join(tmp, "fwd.mlir")
+    step = os.path.join(tmp, "step.mlir")
+    with open(fwd, "w") as f:
+        f.write(b.finish(loss))
+    run([tofu_opt, fwd, "--tofu-autodiff",
+         f"--tofu-optimizer=kind=adam lr={LR!r}", "-o", step], timeout)
+    return step
+
+
+def tofu_partition(step, tmp, tofu_opt, devices, timeout):
+    spmd = os.path.join(tmp, f"spmd{devices}.mlir")
+    run([tofu_opt, step, "--tdl-attach",
+         f"--tofu-search=devices={devices} report=none plan-out=none svg=none",
+         "--tofu-partition", "-o", spmd], timeout)
+    return spmd
+
+
+def parse_report(text):
+    """{function: FLOPs} from tofu-cpu-report's lines."""
+    flops, current = {}, None
+    for line in text.splitlines():
+        m = re.match(r"tofu-cpu-report: (\S+)", line)
+        if m:
+            current = m.group(1)
+            flops[current] = 0
+            continue
+        m = re.match(r"\s+(\S.*?): .*?(\d+) FLOP$", line)
+        if m and current:
+            flops[current] += int(m.group(2))
+    return flops
+
+
+def tofu_time(step, ranks, steps, warmup, tofu_run, timeout):
+    """{ms, compile_s, loss0, report_flops, how} of tofu-run on `step`."""
+    launcher = ["mpiexec", "-n", str(ranks)] if ranks > 1 else []
+    base = launcher + [tofu_run, step]
+    if ranks > 1:
+        # tofu-partition keeps @forward_train_reference, which also returns
+        # a tofu.loss: name the step that the driver calls and the timer
+        # brackets.
+        base += ["--func", "forward_train"]
+    total = steps + warmup
+    try:
+        # tofu-cpu-report writes to stderr.
+        out = run(base + ["--steps", str(total), "--timing", "--warmup",
+                          str(warmup), "--report"], timeout, both=True)
+    except Failed as err:
+        if "Unknown command line argument" not in str(err):
+            raise
+        out = None
+    result = {}
+    if out is not None:
+        m = re.search(r"step time: median ([0-9.]+) ms", out)
+        if not m:
+            raise Failed("tofu-run --timing printed no step time")
+        result["ms"] = float(m.group(1))
+        result["how"] = "median (--timing)"
+        m = re.search(r"compile time: ([0-9.]+) s", out)
+        result["compile_s"] = float(m.group(1)) if m else None
+        report = parse_report(out)
+        train = [v for k, v in report.items() if k == "@forward_train"]
+        result["report_flops"] = train[0] if train else None
+    else:
+        # A tofu-run without --timing: the mean from the wall time of runs
+        # of `warmup` and `total` steps (compile time cancels out).
+        def wall(n):
+            start = time.perf_counter()
+            text = run(base + ["--steps", str(n)], timeout)
+            return time.perf_counter() - start, text
+        short, _ = wall(max(warmup, 1))
+        long_, out = wall(total)
+        result["ms"] = 1e3 * (long_ - short) / (total - max(warmup, 1))
+        result["how"] = "mean from wall time"
+        result["compile_s"] = None
+        result["report_flops"] = None
+    m = re.search(r"^step 0: loss (\S+)", out, re.M)
+    result["loss0"] = float(m.group(1)) if m else None
+    return result
+
+
+# -- the PyTorch side ---------------------------------------------------------------
+def torch_python():
+    return os.environ.get("TOFU_TORCH_PYTHON", "/usr/bin/python3")
+
+
+def torch_time(name, options, ranks, steps, warmup, timeout):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1",
+               PYTHONPATH=os.path.join(REPO, "python"))
+    job = json.dumps(dict(name=name, options=options, ranks=ranks,
+                          steps=steps, warmup=warmup))
+    out = run([torch_python(), os.path.abspath(__file__), "--torch-worker",
+               job], timeout, env=env)
+    lines = [l for l in out.splitlines() if l.startswith("{")]
+    if not lines:
+        raise Failed("the PyTorch worker printed no result")
+    return json.loads(lines[-1])
+
+
+def _torch_rank(rank, job, port, queue):
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    ranks = job["ranks"]
+    name, options = job["name"], dict(job["options"])
+    model, values = twins.resolve(name, options)
+    init = twins.initial_values(model, values, "f32")
+    local = dict(values)
+    if ranks > 1:
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        dist.init_process_group("gloo", rank=rank, world_size=ranks)
+        local["batch"] = values["batch"] // ranks
+    twin, _ = twins.build(model, local, "f32")
+    twin.load(init)
+    data = []
+    for n in twin.data_names:
+        t = init[n]
+        if ranks > 1:
+            # The batch dimension: 1 for the RNN's (steps, batch, ...), 0
+            # elsewhere (the Transformer's tokens are batch-major).
+            dim = 1 if model == "rnn" else 0
+            part = t.shape[dim] // ranks
+            t = t.narrow(dim, rank * part, part).contiguous()
+        data.append(t)
+    net = twin
+    if ranks > 1:
+        from torch.nn.parallel import DistributedDataParallel
+        net = DistributedDataParallel(twin)
+    opt = torch.optim.Adam(twin.parameters(), lr=LR)
+    times, loss0 = [], None
+    for s in range(job["warmup"] + job["steps"]):
+        if ranks > 1:
+            dist.barrier()
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = net(*data)
+        loss.backward()
+        opt.step()
+        elapsed = time.perf_counter() - start
+        if s == 0:
+            loss0 = loss.item()
+        times.append(elapsed)
+    if ranks > 1:
+        # The global loss at step 0: the mean of the ranks' means.
+        t = torch.tensor([loss0])
+        dist.all_reduce(t)
+        loss0 = t.item() / ranks
+        dist.destroy_process_group()
+    timed = sorted(times[job["warmup"]:])
+    n = len(timed)
+    median = timed[n // 2] if n % 2 else 0.5 * (timed[n // 2 - 1] + timed[n // 2])
+    result = dict(ms=1e3 * median, loss0=loss0, torch=torch.__version__,
+                  threads=torch.get_num_threads())
+    if queue is not None:
+        if rank == 0:
+            queue.put(result)
+    else:
+        return result
+
+
+def torch_worker(job_text):
+    job = json.loads(job_text)
+    if job["ranks"] == 1:
+        print(json.dumps(_torch_rank(0, job, None, None)))
+        return 0
+    import socket
+    import torch.multiprocessing as mp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    queue = ctx.SimpleQueue()
+    mp.spawn(_torch_rank, args=(job, port, queue), nprocs=job["ranks"],
+             join=True)
+    print(json.dumps(queue.get()))
+    return 0
+
+
+# -- the table ---------------------------------------------------------------------
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = re.findall(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+        return f"{names[0]} ({len(names)} logical CPUs)" if names else \
+            platform.processor()
+    except OSError:
+        return platform.processor() or "unknown"
+
+
+def load_average():
+    """The 1-minute load average: other jobs on the machine skew times."""
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:
+        return "unknown"
+
+
+def fmt(value, spec):
+    return "-" if value is None else format(value, spec)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--torch-worker"]:
+        return torch_worker(argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated, of: " + ", ".join(MODELS))
+    parser.add_argument("--steps", type=int, default=20,
+                        help="timed steps (default 20)")
+    parser.add_argument("--warmup", type=int, default=3,
+                        help="warm-up steps left out (default 3)")
+    bin_dir = os.path.join(REPO, "build", "bin")
+    parser.add_argument("--tofu-run", default=os.path.join(bin_dir, "tofu-run"))
+    parser.add_argument("--tofu-opt", default=None,
+                        help="default: tofu-opt beside --tofu-run")
+    parser.add_argument("--skip-torch", action="store_true")
+    parser.add_argument("--ranks2", action="store_true",
+                        help="also setup (b): 2 ranks against PyTorch DDP")
+    parser.add_argument("--timeout", type=int, default=1800,
+                        help="seconds per subprocess (default 1800)")
+    args = parser.parse_args(argv)
+    tofu_opt = args.tofu_opt or os.path.join(
+        os.path.dirname(os.path.abspath(args.tofu_run)), "tofu-opt")
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        parser.error(f"unknown models {unknown}; choose from {list(MODELS)}")
+
+    setups = [1] + ([2] if args.ranks2 else [])
+    rows, notes = [], []
+    print(f"CPU: {cpu_model()}; load average {load_average()}", flush=True)
+    for name in names:
+        zoo, options, what = MODELS[name]
+        flops = train_flops(zoo, options)
+        with tempfile.TemporaryDirectory(prefix="cpu_step-") as tmp:
+            try:
+                step = tofu_step(zoo, options, tmp, tofu_opt, args.timeout)
+            except Failed as err:
+                print(f"{name}: FAILED (tofu-opt): {err}", flush=True)
+                for ranks in setups:
+                    rows.append((name, what, ranks, None, None, flops, None,
+                                 "FAILED: " + str(err)[:120]))
+                continue
+            for ranks in setups:
+                tofu, torch, why = None, None, []
+                try:
+                    program = step if ranks == 1 else tofu_partition(
+                        step, tmp, tofu_opt, ranks, args.timeout)
+                    tofu = tofu_time(program, ranks, args.steps, args.warmup,
+                                     args.tofu_run, args.timeout)
+                    print(f"{name} x{ranks}: tofu-run {tofu['ms']:.1f} ms "
+                          f"({tofu['how']}, compile "
+                          f"{fmt(tofu['compile_s'], '.1f')} s)", flush=True)
+                    if tofu.get("report_flops"):
+                        notes.append(f"{name}, {ranks} rank(s): "
+                                     f"tofu-cpu-report counts "
+                                     f"{tofu['report_flops'] / 1e9:.2f} GFLOP "
+                                     f"per step (analytic: "
+                                     f"{flops / 1e9:.2f})")
+                except Failed as err:
+                    print(f"{name} x{ranks}: tofu-run FAILED: {err}", flush=True)
+                    why.append("tofu FAILED: " + str(err)[:160])
+                if not args.skip_torch:
+                    try:
+                        torch = torch_time(zoo, options, ranks, args.steps,
+                                           args.warmup, args.timeout)
+                        print(f"{name} x{ranks}: torch {torch['ms']:.1f} ms",
+                              flush=True)
+                    except Failed as err:
+                        print(f"{name} x{ranks}: torch FAILED: {err}",
+                              flush=True)
+                        why.append("torch FAILED: " + str(err)[:160])
+                loss_diff = None
+                if tofu and torch and tofu.get("loss0") and torch.get("loss0"):
+                    loss_diff = abs(tofu["loss0"] - torch["loss0"]) / \
+                        abs(tofu["loss0"])
+                rows.append((name, what, ranks, tofu and tofu["ms"],
+                             torch and torch["ms"], flops, loss_diff,
+                             "; ".join(why)))
+
+    print()
+    print(f"CPU: {cpu_model()}; Adam lr {LR}; median of {args.steps} steps "
+          f"after {args.warmup} warm-up; f32; load average "
+          f"{load_average()} at the end")
+    print("setup (a): 1 tofu-run rank vs PyTorch 1 thread; setup (b): "
+          "mpiexec -n 2 tofu-run (devices=2) vs PyTorch DDP gloo x2, "
+          "1 thread each, same global batch")
+    print()
+    print("| model | setup | tofu ms | torch ms | tofu/torch | GFLOP/step "
+          "| tofu GFLOP/s | torch GFLOP/s | step-0 loss rel. diff | notes |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, what, ranks, t_ms, p_ms, flops, diff, why in rows:
+        setup = "(a) 1 rank" if ranks == 1 else f"(b) {ranks} ranks"
+        ratio = t_ms / p_ms if t_ms and p_ms else None
+        print(f"| {what} | {setup} | {fmt(t_ms, '.1f')} | {fmt(p_ms, '.1f')} "
+              f"| {fmt(ratio, '.2f')} | {flops / 1e9:.2f} "
+              f"| {fmt(t_ms and flops / t_ms / 1e6, '.2f')} "
+              f"| {fmt(p_ms and flops / p_ms / 1e6, '.2f')} "
+              f"| {fmt(diff, '.1e')} | {why} |")
+    for note in notes:
+        print(f"- {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
