@@ -51,30 +51,6 @@ llvm_config.with_environment("PYTHONPATH",
                              os.path.join(config.tofu_src_root, "python"),
                              append_path=True)
 
-# `torch`: a Python that imports PyTorch, for the tests that compare our
-# safetensors files with PyTorch's. Debian's /usr/bin/python3 sees Debian's
-# packages; python3 on PATH may be another build that does not. Tests that
-# need it run it as %torch_python and are UNSUPPORTED where neither has it.
-def _torch_python():
-    import subprocess
-    for python in ("/usr/bin/python3", shutil.which("python3")):
-        if not python or not os.path.exists(python):
-            continue
-        try:
-            found = subprocess.run([python, "-c", "import torch"],
-                                   capture_output=True, timeout=120)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if found.returncode == 0:
-            return python
-    return None
-
-
-torch_python = _torch_python()
-if torch_python:
-    config.available_features.add("torch")
-config.substitutions.append(("%torch_python", torch_python or "false"))
-
 # Lowering of linalg-on-tensors to LLVM and execution of `main` on the CPU.
 config.substitutions.append((
     "%run_cpu",
@@ -104,10 +80,12 @@ config.substitutions.append((
         " --runner-preload " + config.tofu_asan_runtime
         if config.tofu_sanitizers else "")))
 
-# PyTorch twins of the zoo (python/tofu/twins.py) run under an interpreter
-# that has torch: Debian's /usr/bin/python3 (python3-torch) unless
-# TOFU_TORCH_PYTHON names another. `torch`: it imports torch; tests that
-# compare against PyTorch require it and show as UNSUPPORTED elsewhere.
+# PyTorch twins of the zoo (python/tofu/twins.py) and the safetensors
+# checks against PyTorch run under an interpreter that has torch: Debian's
+# /usr/bin/python3 (python3-torch) unless TOFU_TORCH_PYTHON names another
+# (python3 on PATH may be a build that cannot see Debian's packages).
+# `torch`: it imports torch; tests that compare against PyTorch require it
+# and show as UNSUPPORTED elsewhere.
 torch_python = os.environ.get("TOFU_TORCH_PYTHON", "/usr/bin/python3")
 
 

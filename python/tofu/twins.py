@@ -89,8 +89,9 @@ def _splitmix(x):
 
 
 def weight_scale(shape):
-    """The driver's range of initial weights: 1/sqrt(fan-in), the fan-in
-    being the number of elements over the largest dimension."""
+    """The driver's range of a weight that no contraction reads:
+    1/sqrt(fan-in), the fan-in being the number of elements over the
+    largest dimension."""
     largest = max([1, *shape])
     return 1.0 / math.sqrt(max(1.0, float(math.prod(shape)) / float(largest)))
 
@@ -115,18 +116,37 @@ def hash_fill(shape, stream, scale, non_negative, seed=1, dtype="f64"):
     return values.astype(np.float32) if dtype == "f32" else values
 
 
-def initial_values(name, options=None, dtype="f64", seed=1):
+def fan_ins(tofu_opt, step, timeout=600):
+    """{argument index: fan-in} of the weights of the training step in the
+    file `step`, as tofu-train-driver computes them (`--test-tofu-fan-in`);
+    a weight without one is absent (the driver then uses weight_scale)."""
+    proc = subprocess.run([tofu_opt, step, "--test-tofu-fan-in", "-o", os.devnull],
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{tofu_opt} --test-tofu-fan-in failed:\n{proc.stderr}")
+    return {int(i): int(n) for i, n in
+            re.findall(r"remark: argument (\d+): fan-in (\d+)", proc.stderr)}
+
+
+def initial_values(name, options=None, dtype="f64", seed=1, fans=None):
     """{argument name: torch tensor} as tofu-run's driver fills the training
     step of the zoo model: argument i (its position in @forward, which
     tofu-autodiff and tofu-optimizer keep) is stream i + 1; weights are
-    signed with weight_scale, inputs and labels in [0, 1)."""
+    signed, in +-1/sqrt(fan-in) with the fan-ins `fans` of the driver
+    (fan_ins) or weight_scale where it has none, inputs and labels in
+    [0, 1)."""
     import torch
     roles = zoo_roles(name, options)
     values = {}
     for i, (arg, shape) in enumerate(zoo_args(name, options)):
         weight = roles[arg] == "weight"
-        array = hash_fill(shape, i + 1, weight_scale(shape) if weight else 1.0,
-                          not weight, seed, dtype)
+        if not weight:
+            scale = 1.0
+        elif fans and i in fans:
+            scale = 1.0 / math.sqrt(max(1.0, float(fans[i])))
+        else:
+            scale = weight_scale(shape)
+        array = hash_fill(shape, i + 1, scale, not weight, seed, dtype)
         values[arg] = torch.from_numpy(array.copy())
     return values
 
@@ -394,6 +414,7 @@ def check(name, options, tofu_opt, tofu_run, steps=4, lr=0.01, rtol=1e-8,
               f"--tofu-optimizer=kind=sgd lr={lr!r}", "-o", step], timeout)
         with open(step) as f:
             step_text = f.read()
+        fans = fan_ins(tofu_opt, step, timeout)
         printed = _run([tofu_run, step, "--steps", str(steps)], timeout)
     # The driver fills argument i with stream i + 1: the step must keep the
     # forward's arguments first and in order.
@@ -409,7 +430,7 @@ def check(name, options, tofu_opt, tofu_run, steps=4, lr=0.01, rtol=1e-8,
                            + printed)
 
     twin, _ = build(canonical, values, "f64")
-    init = initial_values(canonical, values, "f64")
+    init = initial_values(canonical, values, "f64", fans=fans)
     twin.load(init)
     data = [init[n] for n in twin.data_names]
     worst = 0.0
