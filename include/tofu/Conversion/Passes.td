@@ -208,20 +208,32 @@ def TofuGPUSplitReductions
 }
 
 def TofuGPUManagedMemory : Pass<"tofu-gpu-managed-memory", "mlir::ModuleOp"> {
-  let summary = "Put every buffer in CUDA managed memory";
+  let summary = "Put buffers in device memory, or in CUDA managed memory "
+                "where the host touches them";
   let description = [{
-    Makes the buffers of a bufferized program reachable from both the GPU
-    kernels and the host: `memref.alloc` becomes `gpu.alloc host_shared`
-    (managed memory, `cuMemAllocManaged`), `memref.dealloc` a
-    `gpu.dealloc` on a fresh stream that is waited for, and `memref.copy`
-    a `linalg.copy` so that copies run as kernels. A `memref.get_global`
-    (a constant buffer in host memory) is copied once into a managed
-    buffer where it is used.
+    Moves the buffers of a bufferized program to the GPU. A buffer that
+    only generated kernels and library calls use (every use, through
+    views, a linalg op with at least one loop, a copy of a ranked buffer,
+    a library call's address or a deallocation) becomes device memory,
+    `gpu.alloc`; any other buffer (one that a 0-d op reads or writes on
+    the host, that is returned, passed to a call, loaded or stored)
+    becomes managed memory, `gpu.alloc host_shared`, which the host can
+    also reach. `memref.dealloc` becomes a synchronous `gpu.dealloc`, which
+    tofu-gpu-stream-order queues on the stream, and `memref.copy` a
+    `linalg.copy` so that copies run as kernels. A `memref.get_global` (a
+    constant buffer in host memory) is copied once into a managed buffer
+    where it is used.
 
     ```mlir
     %m = memref.alloc() : memref<4x8xf32>
+    linalg.fill ins(%c : f32) outs(%m : memref<4x8xf32>)
+    %r = memref.alloc() : memref<f32>
+    return %r : memref<f32>
     // becomes
-    %m = gpu.alloc host_shared () : memref<4x8xf32>
+    %m = gpu.alloc () : memref<4x8xf32>
+    linalg.fill ins(%c : f32) outs(%m : memref<4x8xf32>)
+    %r = gpu.alloc host_shared () : memref<f32>
+    return %r : memref<f32>
     ```
   }];
   let dependentDialects = [
@@ -299,9 +311,13 @@ def TofuGPUStreamOrder : Pass<"tofu-gpu-stream-order", "mlir::ModuleOp"> {
     starts one when there is none) and yields the next; a library call of
     `convert-tofu-to-gpu` (a `func.call` tagged `tofu.library`, or a loop
     of nothing but such calls and pure ops) keeps the token, since the CUDA
-    runtime queues it on the same stream; an op with no memory effect, or
-    only allocations, changes nothing. Before any other op with memory
-    effects (host loads and stores, other calls, deallocation, an op with
+    runtime queues it on the same stream; a synchronous device allocation
+    (`gpu.alloc` without `host_shared`) or deallocation (`gpu.dealloc`, as
+    `tofu-gpu-managed-memory` emits them) becomes an asynchronous one on
+    the current token (the runtime hands out and takes back cached blocks
+    in stream order, without waiting); an op with no memory effect, or
+    only managed allocations, changes nothing. Before any other op with
+    memory effects (host loads and stores, other calls, an op with
     regions) and before a block's terminator, a `gpu.wait` on the current
     token makes the host wait for the queued work, and the next launch
     starts a new chain.
