@@ -126,3 +126,38 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Tests that device allocations and deallocations (device or managed)
+// join the chain instead of making the host wait, that a managed
+// allocation stays synchronous, and that the host waits once, before the
+// return.
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  // CHECK-LABEL: func.func @memory
+  // CHECK: %[[T0:.*]] = gpu.wait async
+  // CHECK-NEXT: %[[D:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<4xf32>
+  // CHECK-NEXT: %[[M:.*]] = gpu.alloc host_shared () : memref<4xf32>
+  // CHECK-NEXT: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @kernels::@k {{.*}} args(%[[D]] : memref<4xf32>)
+  // CHECK-NEXT: %[[T3:.*]] = gpu.launch_func async [%[[T2]]] @kernels::@k {{.*}} args(%[[M]] : memref<4xf32>)
+  // CHECK-NEXT: %[[T4:.*]] = gpu.dealloc async [%[[T3]]] %[[D]]
+  // CHECK-NEXT: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[M]]
+  // CHECK-NEXT: gpu.wait [%[[T5]]]
+  // CHECK-NEXT: return
+  func.func @memory() {
+    %c1 = arith.constant 1 : index
+    %d = gpu.alloc () : memref<4xf32>
+    %m = gpu.alloc host_shared () : memref<4xf32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%d : memref<4xf32>)
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+    gpu.dealloc %d : memref<4xf32>
+    gpu.dealloc %m : memref<4xf32>
+    return
+  }
+}
