@@ -92,7 +92,7 @@ model() {
     -ltofu_runtime_cuda -ltofu_runtime_cpu -Wl,--allow-shlib-undefined \
     -Wl,-rpath,'$ORIGIN/../lib' -o "$STAGE/bin/$name"
   local launches syncs
-  launches=$(grep -c 'llvm.call @mgpuLaunchKernel' "$WORK/$name.low.mlir" \
+  launches=$(grep -c 'gpu.launch_func' "$WORK/$name.low.mlir" \
     || true)
   syncs=$(grep -c 'llvm.call @mgpuStreamSynchronize' "$WORK/$name.low.mlir" \
     || true)
