@@ -10,7 +10,7 @@
 // it, and the cuBLAS and cuDNN handles (created once, each with its own
 // workspace) queue their calls on it, so that kernels and library calls
 // run in program order without the host waiting between them. Memory comes
-// from a caching allocator (BlockCache): device memory for the buffers
+// from a caching allocator (BlockCache.h): device memory for the buffers
 // that only the GPU touches, managed memory for the others; a freed block
 // is reused in stream order without a driver call, so that only the first
 // step allocates from the driver.
@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/TofuCudaRuntime.h"
+#include "tofu/Runtime/BlockCache.h"
 #include "tofu/Runtime/ConvPlan.h"
 #include "tofu/Runtime/GemmPlan.h"
 
@@ -529,51 +530,42 @@ extern "C" void mgpuEventRecord(void *event, void *stream) {
 
 namespace {
 
-/// Where a block of memory lives.
-enum class MemoryKind : int {
-  /// Device memory (cuMemAlloc): kernels and libraries only.
-  Device = 0,
-  /// Managed memory (cuMemAllocManaged): also read and written by the host.
-  Managed = 1,
+using tofu::gpu::MemoryKind;
+
+/// The caching allocator (include/tofu/Runtime/BlockCache.h) over the CUDA
+/// driver.
+struct CudaBlockDriver final : tofu::gpu::BlockDriver {
+  void getMemoryInfo(uint64_t &freeBytes, uint64_t &totalBytes) override {
+    size_t f = 0, t = 0;
+    TOFU_CU_CHECK(cuMemGetInfo(&f, &t));
+    freeBytes = f;
+    totalBytes = t;
+  }
+  void *allocate(uint64_t bytes, MemoryKind kind) override {
+    CUdeviceptr ptr = 0;
+    if (kind == MemoryKind::Managed)
+      TOFU_CU_CHECK(cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL));
+    else
+      TOFU_CU_CHECK(cuMemAlloc(&ptr, bytes));
+    return reinterpret_cast<void *>(ptr);
+  }
+  void release(void *ptr, uint64_t, MemoryKind) override {
+    TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+  }
+  void synchronize() override {
+    TOFU_CU_CHECK(cuStreamSynchronize(currentDevice->stream));
+  }
 };
 
-/// Blocks are handed out in multiples of this many bytes.
-constexpr uint64_t kBlockGranularity = 512;
-
-/// A caching allocator over the driver's allocations. A freed block goes
-/// back to a free list of its kind and rounded size, and the next request
-/// for that kind and size gets it again without a driver call; since every
-/// step allocates the same sizes in the same order, the driver allocates
-/// only during the first step or two.
-///
-/// Reusing a block without waiting is safe because all GPU work of the
-/// process is queued on one stream in program order, so work queued after
-/// the reuse runs after the work queued before the free, and because the
-/// lowered host code touches memory only after waiting for that stream
-/// (tofu-gpu-stream-order). Cached blocks go back to the driver only when
-/// an allocation would not fit in the free device memory, after the
-/// stream is idle.
-struct BlockCache {
-  struct Block {
-    uint64_t bytes;
-    MemoryKind kind;
-  };
+/// The process's cache and the mutex that guards it.
+struct LockedBlockCache {
   std::mutex mutex;
-  /// Blocks handed out, with their rounded sizes.
-  std::unordered_map<void *, Block> live;
-  /// Free blocks by kind and rounded size.
-  std::multimap<std::pair<int, uint64_t>, void *> idle;
-  uint64_t liveBytes = 0, peakLiveBytes = 0;
-  /// Bytes obtained from the driver and not returned (live and idle).
-  uint64_t heldBytes = 0, peakHeldBytes = 0;
-  int64_t driverAllocations = 0, driverAllocationsAfterFirstStep = 0;
-  int64_t driverFrees = 0;
-  /// Steps finished (tofu_gpu_timer_end).
-  int64_t stepsDone = 0;
+  CudaBlockDriver driver;
+  tofu::gpu::BlockCache cache{driver};
 };
 
-BlockCache &getBlockCache() {
-  static auto *cache = new BlockCache();
+LockedBlockCache &getBlockCache() {
+  static auto *cache = new LockedBlockCache();
   return *cache;
 }
 
@@ -587,56 +579,6 @@ bool forcesManagedMemory() {
   return forced;
 }
 
-/// Returns every idle block to the driver, after the work queued on the
-/// stream (which may still use them) is done; call with the cache locked.
-void releaseIdleBlocks(BlockCache &cache) {
-  if (cache.idle.empty())
-    return;
-  TOFU_CU_CHECK(cuStreamSynchronize(currentDevice->stream));
-  for (auto &[key, ptr] : cache.idle) {
-    TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
-    cache.heldBytes -= key.second;
-    ++cache.driverFrees;
-  }
-  cache.idle.clear();
-}
-
-/// Allocates `bytes` (rounded) from the driver, first checking that they
-/// fit in the free device memory (after releasing the idle blocks if not);
-/// aborts with the sizes when they do not. Call with the cache locked.
-void *allocateFromDriver(BlockCache &cache, uint64_t bytes, MemoryKind kind) {
-  size_t freeBytes = 0, totalBytes = 0;
-  TOFU_CU_CHECK(cuMemGetInfo(&freeBytes, &totalBytes));
-  if (bytes > freeBytes) {
-    releaseIdleBlocks(cache);
-    TOFU_CU_CHECK(cuMemGetInfo(&freeBytes, &totalBytes));
-  }
-  if (bytes > freeBytes) {
-    std::fprintf(stderr,
-                 "tofu cuda runtime: mgpuMemAlloc: out of device memory: "
-                 "%llu bytes needed, %llu of %llu bytes free (this process "
-                 "holds %llu bytes of buffers and %llu bytes of "
-                 "workspaces)\n",
-                 static_cast<unsigned long long>(bytes),
-                 static_cast<unsigned long long>(freeBytes),
-                 static_cast<unsigned long long>(totalBytes),
-                 static_cast<unsigned long long>(cache.heldBytes),
-                 static_cast<unsigned long long>(workspaceBytes.load()));
-    std::abort();
-  }
-  CUdeviceptr ptr = 0;
-  if (kind == MemoryKind::Managed)
-    TOFU_CU_CHECK(cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL));
-  else
-    TOFU_CU_CHECK(cuMemAlloc(&ptr, bytes));
-  ++cache.driverAllocations;
-  if (cache.stepsDone > 0)
-    ++cache.driverAllocationsAfterFirstStep;
-  cache.heldBytes += bytes;
-  cache.peakHeldBytes = std::max(cache.peakHeldBytes, cache.heldBytes);
-  return reinterpret_cast<void *>(ptr);
-}
-
 } // namespace
 
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
@@ -648,21 +590,15 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   MemoryKind kind = isHostShared || forcesManagedMemory()
                         ? MemoryKind::Managed
                         : MemoryKind::Device;
-  uint64_t bytes = (sizeBytes + kBlockGranularity - 1) / kBlockGranularity *
-                   kBlockGranularity;
-  BlockCache &cache = getBlockCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  void *ptr = nullptr;
-  auto it = cache.idle.find({static_cast<int>(kind), bytes});
-  if (it != cache.idle.end()) {
-    ptr = it->second;
-    cache.idle.erase(it);
-  } else {
-    ptr = allocateFromDriver(cache, bytes, kind);
+  LockedBlockCache &locked = getBlockCache();
+  std::lock_guard<std::mutex> lock(locked.mutex);
+  tofu::gpu::OutOfMemory error;
+  void *ptr = locked.cache.allocate(sizeBytes, kind, &error);
+  if (!ptr) {
+    std::fprintf(stderr, "tofu cuda runtime: mgpuMemAlloc: %s\n",
+                 error.describe(workspaceBytes.load()).c_str());
+    std::abort();
   }
-  cache.live.emplace(ptr, BlockCache::Block{bytes, kind});
-  cache.liveBytes += bytes;
-  cache.peakLiveBytes = std::max(cache.peakLiveBytes, cache.liveBytes);
   return ptr;
 }
 
@@ -670,20 +606,12 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
   getDevice();
-  BlockCache &cache = getBlockCache();
   {
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.live.find(ptr);
-    if (it != cache.live.end()) {
-      // Back to the free list without waiting (see BlockCache).
-      BlockCache::Block block = it->second;
-      cache.live.erase(it);
-      cache.liveBytes -= block.bytes;
-      cache.idle.emplace(std::make_pair(static_cast<int>(block.kind),
-                                        block.bytes),
-                         ptr);
+    // Back to the free list without waiting (see BlockCache.h).
+    LockedBlockCache &locked = getBlockCache();
+    std::lock_guard<std::mutex> lock(locked.mutex);
+    if (locked.cache.free(ptr))
       return;
-    }
   }
   // Not from mgpuMemAlloc: freed after the work queued before it.
   TOFU_CU_CHECK(cuStreamSynchronize(
@@ -825,9 +753,9 @@ extern "C" void tofu_gpu_timer_end() {
   float ms = 0.0f;
   TOFU_CU_CHECK(cuEventElapsedTime(&ms, stepTimer.start, stepTimer.stop));
   stepTimer.milliseconds.push_back(ms);
-  BlockCache &cache = getBlockCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  ++cache.stepsDone;
+  LockedBlockCache &locked = getBlockCache();
+  std::lock_guard<std::mutex> lock(locked.mutex);
+  locked.cache.finishStep();
 }
 
 extern "C" void tofu_gpu_timer_report(int64_t warmup) {
@@ -850,17 +778,19 @@ extern "C" void tofu_gpu_timer_report(int64_t warmup) {
 }
 
 extern "C" void tofu_gpu_memory_report() {
-  BlockCache &cache = getBlockCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
+  LockedBlockCache &locked = getBlockCache();
+  std::lock_guard<std::mutex> lock(locked.mutex);
+  const tofu::gpu::BlockCache &cache = locked.cache;
   std::printf("gpu memory: peak live bytes %llu, peak held bytes %llu, "
               "workspace bytes %llu\n",
-              static_cast<unsigned long long>(cache.peakLiveBytes),
-              static_cast<unsigned long long>(cache.peakHeldBytes),
+              static_cast<unsigned long long>(cache.getPeakLiveBytes()),
+              static_cast<unsigned long long>(cache.getPeakHeldBytes()),
               static_cast<unsigned long long>(workspaceBytes.load()));
   std::printf("gpu memory: driver allocations %lld, driver allocations after "
               "the first step: %lld\n",
-              static_cast<long long>(cache.driverAllocations),
-              static_cast<long long>(cache.driverAllocationsAfterFirstStep));
+              static_cast<long long>(cache.getDriverAllocations()),
+              static_cast<long long>(
+                  cache.getDriverAllocationsAfterFirstStep()));
   std::fflush(stdout);
 }
 
