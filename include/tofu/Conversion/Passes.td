@@ -52,7 +52,8 @@ def TofuEarlyDealloc : Pass<"tofu-early-dealloc"> {
     buffers allocated in a block at the end of that block, so a
     straight-line training step keeps every intermediate buffer until it
     returns: its peak is the sum of all its buffers. This pass moves each
-    `memref.dealloc` of a `memref.alloc` in the same block up to just after
+    `memref.dealloc` of a `memref.alloc` (or of a `func.call` result, which
+    the callee owns and hands over) in the same block up to just after
     the last operation of the block that uses the buffer or any view of it
     (subviews, casts, reshapes, strided metadata, and values that a region
     or an unknown operation may derive from it). Run it after
@@ -79,6 +80,37 @@ def TofuEarlyDealloc : Pass<"tofu-early-dealloc"> {
     ```
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TofuSplitCallDeallocs : Pass<"tofu-split-call-deallocs"> {
+  let summary = "Free call results on their own, not through one combined "
+                "deallocation at the end of the block";
+  let description = [{
+    Ownership-based deallocation frees the results of a `func.call` with one
+    `bufferization.dealloc` at the end of the caller's block, together with
+    the caller's other buffers; since it cannot prove that call results do
+    not alias each other, `bufferization-lower-deallocations` turns it into
+    a run-time alias check over all of them, and `tofu-early-dealloc`
+    cannot move it. In a training loop (tofu-train-driver's `@main`) every
+    step's updated weights then stay allocated until the loop ends.
+
+    This pass splits such a `bufferization.dealloc` (one that retains
+    nothing) into one deallocation per buffer when every buffer that it may
+    free is fresh and distinct from the others: an allocation (`memref.alloc`,
+    `bufferization.clone`, ...) or the result of a `func.call` whose callee
+    returns fresh buffers (every returned value is a view of a distinct
+    buffer that the callee allocates). Each new deallocation frees the
+    buffer itself rather than the base buffer extracted from it, is lowered
+    to a plain `memref.dealloc`, and is then moved to the buffer's last use
+    by `tofu-early-dealloc`.
+
+    Run it between `buffer-deallocation-simplification` and
+    `bufferization-lower-deallocations`.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::bufferization::BufferizationDialect"
+  ];
 }
 
 //===----------------------------------------------------------------------===//

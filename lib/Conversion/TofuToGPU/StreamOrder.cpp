@@ -114,16 +114,23 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
               .getAsyncToken();
     }
   };
-  auto waitBefore = [&](Operation *op) {
-    if (!current)
+  // Whether the chain holds work that the host must wait for before it
+  // touches memory: launches, library calls, allocations. A chain of
+  // deallocations only does not: they hand blocks back to the runtime's
+  // cache, and later work that reuses them is queued after them. Such a
+  // chain stays open across host ops and is waited for at the end.
+  bool chainHasWork = false;
+  auto waitBefore = [&](Operation *op, bool always) {
+    if (!current || (!always && !chainHasWork))
       return;
     OpBuilder b(op);
     gpu::WaitOp::create(b, op->getLoc(), Type(), ValueRange{current});
     current = Value();
+    chainHasWork = false;
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (&op == block.getTerminator()) {
-      waitBefore(&op);
+      waitBefore(&op, /*always=*/true);
       break;
     }
     switch (classify(&op)) {
@@ -131,6 +138,7 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
       break;
     case OpRole::Library:
       startChain(&op);
+      chainHasWork = true;
       break;
     case OpRole::Launch: {
       auto launch = cast<gpu::LaunchFuncOp>(op);
@@ -147,6 +155,7 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
       for (NamedAttribute attr : launch->getDiscardableAttrs())
         async->setAttr(attr.getName(), attr.getValue());
       current = async.getAsyncToken();
+      chainHasWork = true;
       launch.erase();
       break;
     }
@@ -160,6 +169,7 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
             alloc.getSymbolOperands(), /*hostShared=*/false);
         alloc.getMemref().replaceAllUsesWith(async.getMemref());
         current = async.getAsyncToken();
+        chainHasWork = true;
       } else {
         auto dealloc = cast<gpu::DeallocOp>(op);
         current = gpu::DeallocOp::create(b, dealloc.getLoc(), tokenType,
@@ -171,7 +181,9 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
       break;
     }
     case OpRole::Host:
-      waitBefore(&op);
+      // An op with regions orders its blocks with chains of their own:
+      // the open chain is closed before it, whatever it holds.
+      waitBefore(&op, /*always=*/op.getNumRegions() > 0);
       for (Region &region : op.getRegions())
         for (Block &nested : region)
           orderBlock(nested);
