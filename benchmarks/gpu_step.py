@@ -296,22 +296,30 @@ def main():
     parser.add_argument("--tofu-opt",
                         default=os.path.join(ROOT, "build/bin/tofu-opt"))
     parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--torch-only", action="store_true",
+                        help="time PyTorch only (the GPU bundle times its "
+                        "own executables)")
     args = parser.parse_args()
 
     torch, machine = require_gpu()
     device = torch.device("cuda")
     print("machine: " + json.dumps(machine))
-    have_tofu = tofu_gpu_runner(args.tofu_run)
-    if not have_tofu:
+    have_tofu = not args.torch_only and tofu_gpu_runner(args.tofu_run)
+    if args.torch_only:
+        pass
+    elif not have_tofu:
         print("tofu: not measured: %s has no --gpu (build the project "
               "first)" % args.tofu_run)
     results = []
     names = sorted(MODELS) if args.model == "all" else [args.model]
-    failed = not have_tofu
+    failed = not have_tofu and not args.torch_only
     with tempfile.TemporaryDirectory() as workdir:
         for name in names:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
             step, flops = MODELS[name](torch, device)
             ms = time_torch(torch, step, args.warmup, args.steps)
+            peak = torch.cuda.max_memory_allocated()
             del step
             torch.cuda.empty_cache()
             tofu_ms = time_tofu(name, args, workdir) if have_tofu else None
@@ -321,6 +329,7 @@ def main():
                 return flops / (t * 1e-3) / 1e12 if flops and t else None
 
             row = {"model": name, "torch_ms": ms, "torch_tflops": rate(ms),
+                   "torch_max_memory_allocated": peak,
                    "tofu_ms": tofu_ms, "tofu_tflops": rate(tofu_ms),
                    "ratio": tofu_ms / ms if tofu_ms else None}
             results.append(row)

@@ -9,11 +9,16 @@
 // never destroyed: mgpuStreamCreate returns it, mgpuStreamDestroy leaves
 // it, and the cuBLAS and cuDNN handles (created once, each with its own
 // workspace) queue their calls on it, so that kernels and library calls
-// run in program order without the host waiting between them.
+// run in program order without the host waiting between them. Memory comes
+// from a caching allocator (BlockCache.h): device memory for the buffers
+// that only the GPU touches, managed memory for the others; a freed block
+// is reused in stream order without a driver call, so that only the first
+// step allocates from the driver.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/TofuCudaRuntime.h"
+#include "tofu/Runtime/BlockCache.h"
 #include "tofu/Runtime/ConvPlan.h"
 #include "tofu/Runtime/GemmPlan.h"
 
@@ -24,6 +29,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +37,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -40,15 +47,24 @@ namespace {
   std::abort();
 }
 
+/// Aborts for a failed driver call, naming the error and its code (the
+/// name is unknown once the driver is shutting down).
+[[noreturn]] void fatalDriver(const char *call, CUresult result) {
+  const char *name = nullptr;
+  if (cuGetErrorName(result, &name) != CUDA_SUCCESS)
+    name = nullptr;
+  char error[96];
+  std::snprintf(error, sizeof(error), "%s (CUresult %d)",
+                name ? name : "unknown CUresult", static_cast<int>(result));
+  fatal(call, error);
+}
+
 /// Checks a CUDA driver API call, naming it on failure.
 #define TOFU_CU_CHECK(call)                                                    \
   do {                                                                         \
     CUresult result_ = (call);                                                 \
-    if (result_ != CUDA_SUCCESS) {                                             \
-      const char *name_ = nullptr;                                             \
-      cuGetErrorName(result_, &name_);                                         \
-      fatal(#call, name_ ? name_ : "unknown CUresult");                        \
-    }                                                                          \
+    if (result_ != CUDA_SUCCESS)                                               \
+      fatalDriver(#call, result_);                                             \
   } while (0)
 
 /// Checks a CUDA runtime API call, naming it on failure.
@@ -94,6 +110,14 @@ std::mutex deviceMutex;
 int requestedOrdinal = 0;
 Device *currentDevice = nullptr;
 
+/// Set by an exit handler that runs before the driver's own teardown.
+/// After it, the driver may already be shut down, so the entry points that
+/// the lowered code's module destructors call (mgpuModuleUnload) do
+/// nothing: the process releases everything as it exits.
+std::atomic<bool> exiting{false};
+
+void markExiting() { exiting.store(true); }
+
 /// Initializes the driver and retains the primary context once; makes it
 /// current on the calling thread.
 Device &getDevice() {
@@ -102,7 +126,23 @@ Device &getDevice() {
     if (!currentDevice) {
       auto *d = new Device();
       d->ordinal = requestedOrdinal;
-      TOFU_CU_CHECK(cuInit(/*Flags=*/0));
+      // Without a driver or a device the process stops here (the lowered
+      // code loads its modules before main runs), with the reason.
+      CUresult init = cuInit(/*Flags=*/0);
+      if (init != CUDA_SUCCESS) {
+        const char *name = nullptr;
+        if (cuGetErrorName(init, &name) != CUDA_SUCCESS)
+          name = nullptr;
+        std::fprintf(stderr,
+                     "tofu cuda runtime: no usable GPU: cuInit failed: %s "
+                     "(CUresult %d)\n",
+                     name ? name : "unknown CUresult", static_cast<int>(init));
+        std::exit(2);
+      }
+      // Registered after cuInit, so that it runs before the exit handlers
+      // that the driver and the CUDA runtime register, and certainly
+      // before the executable's destructors (run after every exit handler).
+      std::atexit(markExiting);
       TOFU_CU_CHECK(cuDeviceGet(&d->device, d->ordinal));
       TOFU_CU_CHECK(cuDevicePrimaryCtxRetain(&d->context, d->device));
       TOFU_CU_CHECK(cuCtxSetCurrent(d->context));
@@ -113,6 +153,9 @@ Device &getDevice() {
   TOFU_CU_CHECK(cuCtxSetCurrent(currentDevice->context));
   return *currentDevice;
 }
+
+/// Bytes of the cuBLAS and cuDNN workspaces (outside the block cache).
+std::atomic<uint64_t> workspaceBytes{0};
 
 /// Whether TOFU_GPU_TF32=1 allows TF32 tensor-core math.
 bool allowsTF32() {
@@ -143,6 +186,7 @@ Blas &getBlas() {
     b->stream = currentDevice->stream;
     TOFU_CUBLAS_CHECK(cublasSetStream(b->handle, b->stream));
     TOFU_CUDART_CHECK(cudaMalloc(&b->workspace, kCublasWorkspaceBytes));
+    workspaceBytes += kCublasWorkspaceBytes;
     TOFU_CUBLAS_CHECK(
         cublasSetWorkspace(b->handle, b->workspace, kCublasWorkspaceBytes));
     cublasMath_t mode =
@@ -246,19 +290,36 @@ void setDescriptors(Dnn &d, const tofu::gpu::ConvProblem &p) {
       d.conv, allowsTF32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 }
 
+/// Whether TOFU_GPU_NONDETERMINISTIC=1 lets cuDNN use algorithms whose
+/// results vary from run to run (atomic accumulation).
+bool allowsNondeterminism() {
+  const char *allowed = std::getenv("TOFU_GPU_NONDETERMINISTIC");
+  return allowed && std::strcmp(allowed, "1") == 0;
+}
+
 /// Runs `query(requested, &count, perfs)`, one of cuDNN's three
 /// *Algorithm_v7 heuristics, and returns the first algorithm it ranks
-/// usable.
+/// usable and deterministic (bit-identical results from run to run), or
+/// the first usable one if none is deterministic or
+/// TOFU_GPU_NONDETERMINISTIC=1.
 template <typename Perf, typename Query>
 ConvAlgorithm queryAlgorithms(const char *entry, Query query) {
-  constexpr int kRequested = 8;
+  constexpr int kRequested = 16;
   Perf perfs[kRequested];
   int count = 0;
   query(kRequested, &count, perfs);
-  for (int i = 0; i < count; ++i)
-    if (perfs[i].status == CUDNN_STATUS_SUCCESS)
+  const Perf *first = nullptr;
+  for (int i = 0; i < count; ++i) {
+    if (perfs[i].status != CUDNN_STATUS_SUCCESS)
+      continue;
+    if (!first)
+      first = &perfs[i];
+    if (allowsNondeterminism() || perfs[i].determinism == CUDNN_DETERMINISTIC)
       return {static_cast<int>(perfs[i].algo), perfs[i].memory,
               perfs[i].mathType};
+  }
+  if (first)
+    return {static_cast<int>(first->algo), first->memory, first->mathType};
   misuse(entry, "cuDNN offers no algorithm for this convolution");
 }
 
@@ -314,6 +375,7 @@ void reserveWorkspace(Dnn &d, size_t bytes) {
     TOFU_CUDART_CHECK(cudaFree(d.workspace));
   d.workspace = nullptr;
   TOFU_CUDART_CHECK(cudaMalloc(&d.workspace, bytes));
+  workspaceBytes += bytes - d.workspaceBytes;
   d.workspaceBytes = bytes;
 }
 
@@ -380,6 +442,10 @@ extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 extern "C" void mgpuModuleUnload(void *module) {
+  // The lowered code unloads its modules from global destructors, which
+  // run at exit after the driver may have shut down (docs/gpu.md, *Exit*).
+  if (exiting.load() || !currentDevice)
+    return;
   getDevice();
   TOFU_CU_CHECK(cuModuleUnload(static_cast<CUmodule>(module)));
 }
@@ -462,31 +528,94 @@ extern "C" void mgpuEventRecord(void *event, void *stream) {
 // Memory
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+using tofu::gpu::MemoryKind;
+
+/// The caching allocator (include/tofu/Runtime/BlockCache.h) over the CUDA
+/// driver.
+struct CudaBlockDriver final : tofu::gpu::BlockDriver {
+  void getMemoryInfo(uint64_t &freeBytes, uint64_t &totalBytes) override {
+    size_t f = 0, t = 0;
+    TOFU_CU_CHECK(cuMemGetInfo(&f, &t));
+    freeBytes = f;
+    totalBytes = t;
+  }
+  void *allocate(uint64_t bytes, MemoryKind kind) override {
+    CUdeviceptr ptr = 0;
+    if (kind == MemoryKind::Managed)
+      TOFU_CU_CHECK(cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL));
+    else
+      TOFU_CU_CHECK(cuMemAlloc(&ptr, bytes));
+    return reinterpret_cast<void *>(ptr);
+  }
+  void release(void *ptr, uint64_t, MemoryKind) override {
+    TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+  }
+  void synchronize() override {
+    TOFU_CU_CHECK(cuStreamSynchronize(currentDevice->stream));
+  }
+};
+
+/// The process's cache and the mutex that guards it.
+struct LockedBlockCache {
+  std::mutex mutex;
+  CudaBlockDriver driver;
+  tofu::gpu::BlockCache cache{driver};
+};
+
+LockedBlockCache &getBlockCache() {
+  static auto *cache = new LockedBlockCache();
+  return *cache;
+}
+
+/// The kind of every allocation: `TOFU_GPU_MEMORY=managed` puts device
+/// buffers in managed memory too (a fallback for checking).
+bool forcesManagedMemory() {
+  static const bool forced = [] {
+    const char *mode = std::getenv("TOFU_GPU_MEMORY");
+    return mode && std::strcmp(mode, "managed") == 0;
+  }();
+  return forced;
+}
+
+} // namespace
+
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                               int8_t isHostShared) {
+  (void)stream; // One stream: every block is usable in stream order.
   getDevice();
   if (sizeBytes == 0)
     return nullptr;
-  CUdeviceptr ptr = 0;
-  if (isHostShared) {
-    TOFU_CU_CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
-  } else if (stream) {
-    TOFU_CU_CHECK(
-        cuMemAllocAsync(&ptr, sizeBytes, static_cast<CUstream>(stream)));
-  } else {
-    TOFU_CU_CHECK(cuMemAlloc(&ptr, sizeBytes));
+  MemoryKind kind = isHostShared || forcesManagedMemory()
+                        ? MemoryKind::Managed
+                        : MemoryKind::Device;
+  LockedBlockCache &locked = getBlockCache();
+  std::lock_guard<std::mutex> lock(locked.mutex);
+  tofu::gpu::OutOfMemory error;
+  void *ptr = locked.cache.allocate(sizeBytes, kind, &error);
+  if (!ptr) {
+    std::fprintf(stderr, "tofu cuda runtime: mgpuMemAlloc: %s\n",
+                 error.describe(workspaceBytes.load()).c_str());
+    std::abort();
   }
-  return reinterpret_cast<void *>(ptr);
+  return ptr;
 }
 
 extern "C" void mgpuMemFree(void *ptr, void *stream) {
-  getDevice();
   if (!ptr)
     return;
-  // Managed memory and memory from cuMemAlloc are freed synchronously after
-  // the stream's work, which covers every allocation kind.
-  if (stream)
-    TOFU_CU_CHECK(cuStreamSynchronize(static_cast<CUstream>(stream)));
+  getDevice();
+  {
+    // Back to the free list without waiting (see BlockCache.h).
+    LockedBlockCache &locked = getBlockCache();
+    std::lock_guard<std::mutex> lock(locked.mutex);
+    if (locked.cache.free(ptr))
+      return;
+  }
+  // Not from mgpuMemAlloc: freed after the work queued before it.
+  TOFU_CU_CHECK(cuStreamSynchronize(
+      stream ? static_cast<CUstream>(stream) : currentDevice->stream));
   TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
 
@@ -624,6 +753,9 @@ extern "C" void tofu_gpu_timer_end() {
   float ms = 0.0f;
   TOFU_CU_CHECK(cuEventElapsedTime(&ms, stepTimer.start, stepTimer.stop));
   stepTimer.milliseconds.push_back(ms);
+  LockedBlockCache &locked = getBlockCache();
+  std::lock_guard<std::mutex> lock(locked.mutex);
+  locked.cache.finishStep();
 }
 
 extern "C" void tofu_gpu_timer_report(int64_t warmup) {
@@ -642,6 +774,23 @@ extern "C" void tofu_gpu_timer_report(int64_t warmup) {
                 "warm-up\n",
                 median, n, skip);
   }
+  tofu_gpu_memory_report();
+}
+
+extern "C" void tofu_gpu_memory_report() {
+  LockedBlockCache &locked = getBlockCache();
+  std::lock_guard<std::mutex> lock(locked.mutex);
+  const tofu::gpu::BlockCache &cache = locked.cache;
+  std::printf("gpu memory: peak live bytes %llu, peak held bytes %llu, "
+              "workspace bytes %llu\n",
+              static_cast<unsigned long long>(cache.getPeakLiveBytes()),
+              static_cast<unsigned long long>(cache.getPeakHeldBytes()),
+              static_cast<unsigned long long>(workspaceBytes.load()));
+  std::printf("gpu memory: driver allocations %lld, driver allocations after "
+              "the first step: %lld\n",
+              static_cast<long long>(cache.getDriverAllocations()),
+              static_cast<long long>(
+                  cache.getDriverAllocationsAfterFirstStep()));
   std::fflush(stdout);
 }
 

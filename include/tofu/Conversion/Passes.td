@@ -52,7 +52,8 @@ def TofuEarlyDealloc : Pass<"tofu-early-dealloc"> {
     buffers allocated in a block at the end of that block, so a
     straight-line training step keeps every intermediate buffer until it
     returns: its peak is the sum of all its buffers. This pass moves each
-    `memref.dealloc` of a `memref.alloc` in the same block up to just after
+    `memref.dealloc` of a `memref.alloc` (or of a `func.call` result, which
+    the callee owns and hands over) in the same block up to just after
     the last operation of the block that uses the buffer or any view of it
     (subviews, casts, reshapes, strided metadata, and values that a region
     or an unknown operation may derive from it). Run it after
@@ -79,6 +80,37 @@ def TofuEarlyDealloc : Pass<"tofu-early-dealloc"> {
     ```
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TofuSplitCallDeallocs : Pass<"tofu-split-call-deallocs"> {
+  let summary = "Free call results on their own, not through one combined "
+                "deallocation at the end of the block";
+  let description = [{
+    Ownership-based deallocation frees the results of a `func.call` with one
+    `bufferization.dealloc` at the end of the caller's block, together with
+    the caller's other buffers; since it cannot prove that call results do
+    not alias each other, `bufferization-lower-deallocations` turns it into
+    a run-time alias check over all of them, and `tofu-early-dealloc`
+    cannot move it. In a training loop (tofu-train-driver's `@main`) every
+    step's updated weights then stay allocated until the loop ends.
+
+    This pass splits such a `bufferization.dealloc` (one that retains
+    nothing) into one deallocation per buffer when every buffer that it may
+    free is fresh and distinct from the others: an allocation (`memref.alloc`,
+    `bufferization.clone`, ...) or the result of a `func.call` whose callee
+    returns fresh buffers (every returned value is a view of a distinct
+    buffer that the callee allocates). Each new deallocation frees the
+    buffer itself rather than the base buffer extracted from it, is lowered
+    to a plain `memref.dealloc`, and is then moved to the buffer's last use
+    by `tofu-early-dealloc`.
+
+    Run it between `buffer-deallocation-simplification` and
+    `bufferization-lower-deallocations`.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::bufferization::BufferizationDialect"
+  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -263,20 +295,32 @@ def TofuGPUSplitReductions
 }
 
 def TofuGPUManagedMemory : Pass<"tofu-gpu-managed-memory", "mlir::ModuleOp"> {
-  let summary = "Put every buffer in CUDA managed memory";
+  let summary = "Put buffers in device memory, or in CUDA managed memory "
+                "where the host touches them";
   let description = [{
-    Makes the buffers of a bufferized program reachable from both the GPU
-    kernels and the host: `memref.alloc` becomes `gpu.alloc host_shared`
-    (managed memory, `cuMemAllocManaged`), `memref.dealloc` a
-    `gpu.dealloc` on a fresh stream that is waited for, and `memref.copy`
-    a `linalg.copy` so that copies run as kernels. A `memref.get_global`
-    (a constant buffer in host memory) is copied once into a managed
-    buffer where it is used.
+    Moves the buffers of a bufferized program to the GPU. A buffer that
+    only generated kernels and library calls use (every use, through
+    views, a linalg op with at least one loop, a copy of a ranked buffer,
+    a library call's address or a deallocation) becomes device memory,
+    `gpu.alloc`; any other buffer (one that a 0-d op reads or writes on
+    the host, that is returned, passed to a call, loaded or stored)
+    becomes managed memory, `gpu.alloc host_shared`, which the host can
+    also reach. `memref.dealloc` becomes a synchronous `gpu.dealloc`, which
+    tofu-gpu-stream-order queues on the stream, and `memref.copy` a
+    `linalg.copy` so that copies run as kernels. A `memref.get_global` (a
+    constant buffer in host memory) is copied once into a managed buffer
+    where it is used.
 
     ```mlir
     %m = memref.alloc() : memref<4x8xf32>
+    linalg.fill ins(%c : f32) outs(%m : memref<4x8xf32>)
+    %r = memref.alloc() : memref<f32>
+    return %r : memref<f32>
     // becomes
-    %m = gpu.alloc host_shared () : memref<4x8xf32>
+    %m = gpu.alloc () : memref<4x8xf32>
+    linalg.fill ins(%c : f32) outs(%m : memref<4x8xf32>)
+    %r = gpu.alloc host_shared () : memref<f32>
+    return %r : memref<f32>
     ```
   }];
   let dependentDialects = [
@@ -354,9 +398,13 @@ def TofuGPUStreamOrder : Pass<"tofu-gpu-stream-order", "mlir::ModuleOp"> {
     starts one when there is none) and yields the next; a library call of
     `convert-tofu-to-gpu` (a `func.call` tagged `tofu.library`, or a loop
     of nothing but such calls and pure ops) keeps the token, since the CUDA
-    runtime queues it on the same stream; an op with no memory effect, or
-    only allocations, changes nothing. Before any other op with memory
-    effects (host loads and stores, other calls, deallocation, an op with
+    runtime queues it on the same stream; a synchronous device allocation
+    (`gpu.alloc` without `host_shared`) or deallocation (`gpu.dealloc`, as
+    `tofu-gpu-managed-memory` emits them) becomes an asynchronous one on
+    the current token (the runtime hands out and takes back cached blocks
+    in stream order, without waiting); an op with no memory effect, or
+    only managed allocations, changes nothing. Before any other op with
+    memory effects (host loads and stores, other calls, an op with
     regions) and before a block's terminator, a `gpu.wait` on the current
     token makes the host wait for the queued work, and the next launch
     starts a new chain.

@@ -67,8 +67,15 @@ void mgpuEventSynchronize(void *event);
 void mgpuEventRecord(void *event, void *stream);
 
 /// Allocates `sizeBytes` of device memory, or of managed memory that the
-/// host can also read and write when `isHostShared` is set.
+/// host can also read and write when `isHostShared` is set
+/// (`TOFU_GPU_MEMORY=managed` makes every allocation managed). Blocks come
+/// from a cache of earlier freed ones of the same kind and rounded size;
+/// the driver allocates only when none is free, and only when the free
+/// device memory holds the block (otherwise the process stops with the
+/// bytes needed and free).
 void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, int8_t isHostShared);
+/// Returns a block of mgpuMemAlloc to the cache without waiting (all work
+/// is in stream order on the process's one stream).
 void mgpuMemFree(void *ptr, void *stream);
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
 void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream);
@@ -112,6 +119,11 @@ int32_t tofu_gpu_probe(char *message, int64_t size);
 void tofu_gpu_timer_begin(void);
 void tofu_gpu_timer_end(void);
 void tofu_gpu_timer_report(int64_t warmup);
+/// Prints the memory statistics (also printed by tofu_gpu_timer_report):
+/// the peak bytes of live buffers, the peak bytes held from the driver
+/// (live and cached buffers), the workspaces' bytes, and the number of
+/// driver allocations, in all and after the first step.
+void tofu_gpu_memory_report(void);
 
 /// Single-precision batched GEMM on row-or-column-major views:
 ///   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n) + beta * C[b](m, n)

@@ -71,11 +71,21 @@ bool mayAlias(Value written, Value root) {
 }
 
 /// Whether an op strictly between `from` and `to` (same block) may write
-/// or free `buffer`. Ops with unknown effects may.
-bool isWrittenBetween(Operation *from, Operation *to, Value buffer) {
+/// or free `buffer`. Ops with unknown effects may. A `memref.dealloc` of
+/// `buffer` itself (tofu-early-dealloc frees the image right after its
+/// last use, the copy) does not count when `frees` is given: it is
+/// appended there, for the caller to move after the new last use.
+bool isWrittenBetween(Operation *from, Operation *to, Value buffer,
+                      SmallVectorImpl<Operation *> *frees = nullptr) {
   Value root = getRootBuffer(buffer);
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode()) {
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+        dealloc && frees && getRootBuffer(dealloc.getMemref()) == root) {
+      if (!llvm::is_contained(*frees, op))
+        frees->push_back(op);
+      continue;
+    }
     std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
         getEffectsRecursively(op);
     if (!effects)
@@ -201,6 +211,8 @@ void ConvPadding::analyzeReaders(
   if (!zeroFill->isBeforeInBlock(copy) || !subview->isBeforeInBlock(copy))
     return;
   SmallVector<std::pair<unsigned, std::vector<int64_t>>> folds;
+  SmallVector<Operation *> sourceFrees;
+  Operation *lastReader = nullptr;
   for (unsigned i : readers) {
     auto &[op, pattern] = convolutions[i];
     if (llvm::count(op->getOperands(), padded) != 1) {
@@ -218,13 +230,19 @@ void ConvPadding::analyzeReaders(
       remarkKept(op, pass, whyNot);
       return;
     }
-    if (isWrittenBetween(copy, op, copy.getSource())) {
+    if (isWrittenBetween(copy, op, copy.getSource(), &sourceFrees)) {
       remarkKept(op, pass, "the image may change between the pad and the "
                      "convolution");
       return;
     }
     folds.emplace_back(i, std::move(*padding));
+    if (!lastReader || lastReader->isBeforeInBlock(op))
+      lastReader = op;
   }
+  // The convolutions now read the image: it is freed after the last one.
+  for (Operation *free : sourceFrees)
+    if (free->isBeforeInBlock(lastReader))
+      free->moveAfter(lastReader);
   for (auto &[i, padding] : folds) {
     Image &image = images[convolutions[i].first];
     image.buffer = copy.getSource();

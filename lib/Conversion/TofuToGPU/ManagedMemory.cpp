@@ -1,15 +1,20 @@
 //===- ManagedMemory.cpp - Buffers in CUDA managed memory -----------------===//
 //
 // Implements tofu-gpu-managed-memory: the buffers of a bufferized program
-// move to managed memory (gpu.alloc host_shared), which kernels, cuBLAS
-// and the host all reach; copies become linalg.copy so that they run as
-// kernels, and constant globals are copied into managed buffers.
+// that the host may touch move to managed memory (gpu.alloc host_shared),
+// which kernels, cuBLAS and the host all reach; the others, touched only by
+// kernels and library calls, to device memory (gpu.alloc). Deallocations
+// become gpu.dealloc, which tofu-gpu-stream-order queues on the stream.
+// Copies become linalg.copy so that they run as kernels, and constant
+// globals are copied into managed buffers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace tofu {
 #define GEN_PASS_DEF_TOFUGPUMANAGEDMEMORY
@@ -20,15 +25,56 @@ using namespace mlir;
 
 namespace {
 
-/// `gpu.dealloc` of `buffer` on a fresh stream, then waits for it.
-void createDealloc(OpBuilder &b, Location loc, Value buffer) {
-  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  Value start =
-      gpu::WaitOp::create(b, loc, tokenType, ValueRange()).getAsyncToken();
-  Value done =
-      gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start}, buffer)
-          .getAsyncToken();
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
+/// Whether the host may read or write `buffer` (or a view of it) in the
+/// lowered program. It does not when every use, through views, is a linalg
+/// op with at least one loop (a generated kernel), a copy of a ranked
+/// buffer (a linalg.copy kernel), a library call's address or metadata, or
+/// a deallocation. Anything else counts as a host access: a 0-d linalg op
+/// (host loads and stores after tofu-gpu-parallel-loops), a return (the
+/// caller may read the buffer), a call, a load or store, a region's
+/// operand.
+bool isReachedByHost(Value buffer) {
+  SmallVector<Value> worklist{buffer};
+  DenseSet<Value> seen{buffer};
+  auto push = [&](Value alias) {
+    if (seen.insert(alias).second)
+      worklist.push_back(alias);
+  };
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::DeallocOp, memref::DimOp,
+              memref::ExtractAlignedPointerAsIndexOp>(user))
+        continue;
+      if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user)) {
+        push(metadata.getBaseBuffer());
+        continue;
+      }
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() != value)
+          return true;
+        for (Value result : user->getResults())
+          if (isa<MemRefType>(result.getType()))
+            push(result);
+        continue;
+      }
+      if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+        auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+        auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+        if (source && target && source.getRank() > 0 && target.getRank() > 0)
+          continue;
+        return true;
+      }
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+        if (linalgOp.getNumLoops() > 0)
+          continue;
+        return true;
+      }
+      return true;
+    }
+  }
+  return false;
 }
 
 struct TofuGPUManagedMemoryPass
@@ -65,16 +111,18 @@ void TofuGPUManagedMemoryPass::runOnOperation() {
       return signalPassFailure();
     }
     OpBuilder b(alloc);
+    bool hostShared = isReachedByHost(alloc.getMemref());
     auto managed = gpu::AllocOp::create(
         b, alloc.getLoc(), alloc.getMemref().getType(), /*asyncToken=*/Type(),
         /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
-        alloc.getSymbolOperands(), /*hostShared=*/true);
+        alloc.getSymbolOperands(), hostShared);
     alloc.getMemref().replaceAllUsesWith(managed.getMemref());
     alloc.erase();
   }
   for (memref::DeallocOp dealloc : deallocs) {
     OpBuilder b(dealloc);
-    createDealloc(b, dealloc.getLoc(), dealloc.getMemref());
+    gpu::DeallocOp::create(b, dealloc.getLoc(), /*asyncToken=*/Type(),
+                           ValueRange(), dealloc.getMemref());
     dealloc.erase();
   }
   for (memref::CopyOp copy : copies) {
@@ -120,7 +168,8 @@ void TofuGPUManagedMemoryPass::runOnOperation() {
       if (op->hasTrait<OpTrait::ReturnLike>() &&
           op->getParentOp() == func.getOperation()) {
         OpBuilder rb(op);
-        createDealloc(rb, loc, managed.getMemref());
+        gpu::DeallocOp::create(rb, loc, /*asyncToken=*/Type(), ValueRange(),
+                               managed.getMemref());
       }
     });
   }

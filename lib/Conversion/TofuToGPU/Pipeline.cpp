@@ -59,7 +59,15 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "canonicalize,cse,"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,"
+      // buffer-deallocation-pipeline, with the results of calls (the
+      // steps of @main) freed on their own and every buffer freed after
+      // its last use rather than at the end of its block.
+      "expand-realloc{{emit-deallocs=false},canonicalize,"
+      "ownership-based-buffer-deallocation,canonicalize,"
+      "buffer-deallocation-simplification,"
+      "tofu-split-call-deallocs,"
+      "bufferization-lower-deallocations,cse,canonicalize,"
+      "tofu-early-dealloc,"
       "convert-tofu-to-gpu,"
       "tofu-gpu-managed-memory",
       options.splitMinLength.getValue(), options.splitRatio.getValue());

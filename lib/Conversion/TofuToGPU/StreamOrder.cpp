@@ -2,8 +2,9 @@
 //
 // Implements tofu-gpu-stream-order: the outlined kernel launches of a
 // block are chained by async tokens, library calls keep the chain (the
-// CUDA runtime queues them on the same, single stream), and the host waits
-// only before it touches memory or leaves the block.
+// CUDA runtime queues them on the same, single stream), device
+// allocations and all deallocations join the chain (stream-ordered), and
+// the host waits only before it touches memory or leaves the block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,9 @@ enum class OpRole {
   /// ops: queued by the runtime on the stream; needs a chain to exist so
   /// that the host waits for it later.
   Library,
+  /// A synchronous device allocation or a deallocation: queued after the
+  /// current token (stream-ordered; the runtime does not wait).
+  Memory,
   /// Anything else: the host waits for the queued work first.
   Host,
 };
@@ -68,6 +72,12 @@ OpRole classify(Operation *op) {
     return launch.getAsyncToken() || !launch.getAsyncDependencies().empty()
                ? OpRole::Host
                : OpRole::Launch;
+  if (auto alloc = dyn_cast<gpu::AllocOp>(op))
+    if (!alloc.getAsyncToken() && !alloc.getHostShared())
+      return OpRole::Memory;
+  if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
+    if (!dealloc.getAsyncToken())
+      return OpRole::Memory;
   if (tofu::isLibraryCall(op))
     return OpRole::Library;
   if (op->getNumRegions() > 0 && holdsOnlyLibraryCalls(op))
@@ -104,16 +114,23 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
               .getAsyncToken();
     }
   };
-  auto waitBefore = [&](Operation *op) {
-    if (!current)
+  // Whether the chain holds work that the host must wait for before it
+  // touches memory: launches, library calls, allocations. A chain of
+  // deallocations only does not: they hand blocks back to the runtime's
+  // cache, and later work that reuses them is queued after them. Such a
+  // chain stays open across host ops and is waited for at the end.
+  bool chainHasWork = false;
+  auto waitBefore = [&](Operation *op, bool always) {
+    if (!current || (!always && !chainHasWork))
       return;
     OpBuilder b(op);
     gpu::WaitOp::create(b, op->getLoc(), Type(), ValueRange{current});
     current = Value();
+    chainHasWork = false;
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (&op == block.getTerminator()) {
-      waitBefore(&op);
+      waitBefore(&op, /*always=*/true);
       break;
     }
     switch (classify(&op)) {
@@ -121,6 +138,7 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
       break;
     case OpRole::Library:
       startChain(&op);
+      chainHasWork = true;
       break;
     case OpRole::Launch: {
       auto launch = cast<gpu::LaunchFuncOp>(op);
@@ -137,11 +155,35 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
       for (NamedAttribute attr : launch->getDiscardableAttrs())
         async->setAttr(attr.getName(), attr.getValue());
       current = async.getAsyncToken();
+      chainHasWork = true;
       launch.erase();
       break;
     }
+    case OpRole::Memory: {
+      startChain(&op);
+      OpBuilder b(&op);
+      if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+        auto async = gpu::AllocOp::create(
+            b, alloc.getLoc(), alloc.getMemref().getType(), tokenType,
+            ValueRange{current}, alloc.getDynamicSizes(),
+            alloc.getSymbolOperands(), /*hostShared=*/false);
+        alloc.getMemref().replaceAllUsesWith(async.getMemref());
+        current = async.getAsyncToken();
+        chainHasWork = true;
+      } else {
+        auto dealloc = cast<gpu::DeallocOp>(op);
+        current = gpu::DeallocOp::create(b, dealloc.getLoc(), tokenType,
+                                         ValueRange{current},
+                                         dealloc.getMemref())
+                      .getAsyncToken();
+      }
+      op.erase();
+      break;
+    }
     case OpRole::Host:
-      waitBefore(&op);
+      // An op with regions orders its blocks with chains of their own:
+      // the open chain is closed before it, whatever it holds.
+      waitBefore(&op, /*always=*/op.getNumRegions() > 0);
       for (Region &region : op.getRegions())
         for (Block &nested : region)
           orderBlock(nested);

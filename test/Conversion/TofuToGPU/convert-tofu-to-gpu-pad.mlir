@@ -277,3 +277,34 @@ func.func @data_gradient_asymmetric(%w: memref<4x3x3x3xf32>, %dy: memref<1x4x7x7
   memref.copy %interior, %dx : memref<1x3x8x8xf32, strided<[243, 81, 9, 1], offset: 10>> to memref<1x3x8x8xf32>
   return
 }
+
+// -----
+
+// Tests that an image freed right after the pad's copy (its last use,
+// where tofu-early-dealloc puts the deallocation) still folds: the
+// convolution now reads the image, so its deallocation moves after the
+// convolution.
+
+// CHECK-LABEL: func.func @image_freed_after_the_copy
+// CHECK: %[[X:.*]] = memref.alloc() : memref<2x3x8x8xf32>
+// CHECK-NOT: memref.dealloc
+// CHECK: %{{.*}}, %{{.*}}, %[[XS:.*]]:4, %{{.*}}:4 = memref.extract_strided_metadata %[[X]]
+// CHECK-NOT: memref.dealloc
+// CHECK: call @tofu_gpu_conv2d_forward(%[[XS]]#0,
+// CHECK-NEXT: memref.dealloc %[[X]]
+// CHECK-NEXT: return
+func.func @image_freed_after_the_copy(%w: memref<4x3x3x3xf32>, %c: f32) -> memref<2x4x8x8xf32> {
+  %x = memref.alloc() : memref<2x3x8x8xf32>
+  linalg.fill ins(%c : f32) outs(%x : memref<2x3x8x8xf32>)
+  %y = memref.alloc() : memref<2x4x8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x3x10x10xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x10x10xf32> to memref<2x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.dealloc %x : memref<2x3x8x8xf32>
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%padded, %w : memref<2x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x8x8xf32>)
+  memref.dealloc %padded : memref<2x3x10x10xf32>
+  return %y : memref<2x4x8x8xf32>
+}

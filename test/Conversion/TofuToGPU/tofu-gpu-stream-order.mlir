@@ -126,3 +126,74 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Tests that device allocations and deallocations (device or managed)
+// join the chain instead of making the host wait, that a managed
+// allocation stays synchronous, and that the host waits once, before the
+// return.
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  // CHECK-LABEL: func.func @memory
+  // CHECK: %[[T0:.*]] = gpu.wait async
+  // CHECK-NEXT: %[[D:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<4xf32>
+  // CHECK-NEXT: %[[M:.*]] = gpu.alloc host_shared () : memref<4xf32>
+  // CHECK-NEXT: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @kernels::@k {{.*}} args(%[[D]] : memref<4xf32>)
+  // CHECK-NEXT: %[[T3:.*]] = gpu.launch_func async [%[[T2]]] @kernels::@k {{.*}} args(%[[M]] : memref<4xf32>)
+  // CHECK-NEXT: %[[T4:.*]] = gpu.dealloc async [%[[T3]]] %[[D]]
+  // CHECK-NEXT: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[M]]
+  // CHECK-NEXT: gpu.wait [%[[T5]]]
+  // CHECK-NEXT: return
+  func.func @memory() {
+    %c1 = arith.constant 1 : index
+    %d = gpu.alloc () : memref<4xf32>
+    %m = gpu.alloc host_shared () : memref<4xf32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%d : memref<4xf32>)
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+    gpu.dealloc %d : memref<4xf32>
+    gpu.dealloc %m : memref<4xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that a chain of deallocations only, started after the host waited,
+// is not waited for before the next host op (a deallocation only hands the
+// block back to the runtime's cache), that the next launch joins it, and
+// that the host waits for it before the return.
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  // CHECK-LABEL: func.func @frees_only
+  // CHECK: %[[T0:.*]] = gpu.wait async
+  // CHECK-NEXT: %[[T1:.*]] = gpu.launch_func async [%[[T0]]] @kernels::@k
+  // CHECK-NEXT: gpu.wait [%[[T1]]]
+  // CHECK-NEXT: memref.load %[[M:.*]][
+  // CHECK-NEXT: %[[T2:.*]] = gpu.wait async
+  // CHECK-NEXT: %[[T3:.*]] = gpu.dealloc async [%[[T2]]] %[[M]]
+  // CHECK-NEXT: memref.load
+  // CHECK-NEXT: %[[T4:.*]] = gpu.launch_func async [%[[T3]]] @kernels::@k
+  // CHECK-NEXT: gpu.wait [%[[T4]]]
+  // CHECK-NEXT: return
+  func.func @frees_only(%m: memref<4xf32>, %n: memref<4xf32>) -> (f32, f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+    %x = memref.load %m[%c0] : memref<4xf32>
+    gpu.dealloc %m : memref<4xf32>
+    %y = memref.load %n[%c0] : memref<4xf32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%n : memref<4xf32>)
+    return %x, %y : f32, f32
+  }
+}

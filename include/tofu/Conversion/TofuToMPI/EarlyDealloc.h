@@ -9,6 +9,7 @@
 namespace tofu {
 
 #define GEN_PASS_DECL_TOFUEARLYDEALLOC
+#define GEN_PASS_DECL_TOFUSPLITCALLDEALLOCS
 #include "tofu/Conversion/Passes.h.inc"
 
 } // namespace tofu

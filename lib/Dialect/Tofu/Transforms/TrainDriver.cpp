@@ -254,16 +254,22 @@ void TofuTrainDriverPass::runOnOperation() {
     bool state = step.getArgAttr(i, attrs::kStateOf) != nullptr;
     bool weight = step.getArgAttr(i, attrs::kWeight) != nullptr;
     auto fill = [&](RankedTensorType type, Value offsets) -> Value {
+      auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
       if (state) {
-        Value empty = tensor::EmptyOp::create(b, d.loc, type.getShape(),
-                                              type.getElementType());
+        // A zero buffer of its own for each state argument: zero fills of
+        // tensor.empty would be merged by CSE into one buffer shared by
+        // all the states of a shape, and the first step would then start
+        // with fewer buffers than the later ones (which get a result
+        // buffer per state), so the GPU runtime's cache could not serve
+        // the second step from the blocks of the first.
+        Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
         Value zero = arith::ConstantOp::create(
             b, d.loc, b.getFloatAttr(type.getElementType(), 0.0));
-        return linalg::FillOp::create(b, d.loc, ValueRange{zero},
-                                      ValueRange{empty})
-            .getResult(0);
+        linalg::FillOp::create(b, d.loc, ValueRange{zero}, ValueRange{buffer});
+        return bufferization::ToTensorOp::create(b, d.loc, type, buffer,
+                                                 /*restrict=*/true,
+                                                 /*writable=*/true);
       }
-      auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
       Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
       Value unranked = memref::CastOp::create(
           b, d.loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);

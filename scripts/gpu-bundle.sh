@@ -1,0 +1,159 @@
+#!/bin/bash
+# Builds the self-contained GPU bundle: training steps lowered and linked
+# here, ahead of time, for a GPU machine that has the NVIDIA driver and
+# PyTorch but no LLVM/MLIR, no MPI and no compilers (docs/gpu.md, *The GPU
+# bundle*).
+#
+#   scripts/gpu-bundle.sh [--checks-only] OUTDIR
+#
+# writes OUTDIR/tofu-gpu-bundle/ and OUTDIR/bundle.tar.xz with
+#   bin/check-{mlp,wrn,tf,lstm}   the four small models of
+#                                 tofu-run-gpu.test, 3 steps;
+#   ref/check-*.cpu               their CPU losses (tofu-run, same driver);
+#   bin/speed-{mlp,bert,wresnet}  benchmarks/gpu_step.py's three models,
+#                                 5 warm-up + 20 timed steps (not with
+#                                 --checks-only);
+#   lib/                          the CPU and CUDA runtimes and the MPICH
+#                                 libraries they load;
+#   torch/gpu_step.py             the PyTorch side of the benchmark;
+#   run.sh LOGDIR                 runs it all and prints the summary.
+#
+# Each step is lowered by `tofu-run --gpu --gpu-lower-only`, translated by
+# mlir-translate, compiled by clang with its @main renamed, and linked
+# against the two runtimes with the run path $ORIGIN/../lib. The time each
+# stage takes is printed (the BERT slice's lowering is the slow one).
+set -euo pipefail
+
+checksOnly=0
+if [ "${1:-}" = "--checks-only" ]; then
+  checksOnly=1
+  shift
+fi
+if [ $# -ne 1 ]; then
+  echo "usage: scripts/gpu-bundle.sh [--checks-only] OUTDIR" >&2
+  exit 2
+fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${TOFU_BUILD_DIR:-$ROOT/build}
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
+CLANG=${CLANG:-clang-22}
+PYTHON=${PYTHON:-python3}
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+
+mkdir -p "$1"
+OUT=$(cd "$1" && pwd)
+STAGE=$OUT/tofu-gpu-bundle
+WORK=$OUT/work
+for tool in "$BUILD/bin/tofu-run" "$BUILD/bin/tofu-opt" \
+    "$BUILD/lib/libtofu_runtime_cpu.so" "$BUILD/lib/libtofu_runtime_cuda.so" \
+    "$LLVM_BIN/mlir-translate"; do
+  if [ ! -e "$tool" ]; then
+    echo "gpu-bundle: $tool is missing (build the project with the CUDA" \
+      "runtime first)" >&2
+    exit 1
+  fi
+done
+
+rm -rf "$STAGE" "$WORK"
+mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/ref" "$STAGE/torch" "$WORK"
+
+cat > "$WORK/main.c" <<'CMAIN'
+/* Calls the lowered training loop, whose @main was renamed. */
+void tofu_lowered_main(void);
+int main(void) {
+  tofu_lowered_main();
+  return 0;
+}
+CMAIN
+"$CLANG" -O2 -c "$WORK/main.c" -o "$WORK/main.o"
+
+# now: seconds since the epoch, for the stage times.
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# model NAME STEPS WARMUP OPTIMIZER ZOO-ARGUMENTS...
+model() {
+  local name=$1 steps=$2 warmup=$3 optimizer=$4
+  shift 4
+  local t
+  t=$(now)
+  PYTHONPATH="$ROOT/python" "$PYTHON" -m tofu.models "$@" \
+    | "$BUILD/bin/tofu-opt" --tofu-autodiff --tofu-optimizer="$optimizer" \
+        -o "$WORK/$name.mlir"
+  "$BUILD/bin/tofu-run" --gpu --gpu-lower-only "$WORK/$name.mlir" \
+    --steps "$steps" --warmup "$warmup" > "$WORK/$name.low.mlir"
+  local lowered
+  lowered=$(elapsed "$t")
+  t=$(now)
+  "$LLVM_BIN/mlir-translate" --mlir-to-llvmir "$WORK/$name.low.mlir" \
+    | sed 's/@main(/@tofu_lowered_main(/g' > "$WORK/$name.ll"
+  "$CLANG" -w -O1 -c "$WORK/$name.ll" -o "$WORK/$name.o"
+  "$CLANG" -fuse-ld=lld "$WORK/main.o" "$WORK/$name.o" -L"$BUILD/lib" \
+    -ltofu_runtime_cuda -ltofu_runtime_cpu -Wl,--allow-shlib-undefined \
+    -Wl,-rpath,'$ORIGIN/../lib' -o "$STAGE/bin/$name"
+  local launches syncs
+  launches=$(grep -c 'gpu.launch_func' "$WORK/$name.low.mlir" \
+    || true)
+  syncs=$(grep -c 'llvm.call @mgpuStreamSynchronize' "$WORK/$name.low.mlir" \
+    || true)
+  echo "gpu-bundle: $name: lowered in ${lowered} s, compiled and linked in" \
+    "$(elapsed "$t") s; $launches launch sites, $syncs stream" \
+    "synchronizations in the host code"
+}
+
+# check NAME OPTIMIZER ZOO-ARGUMENTS...: a correctness model, with the CPU
+# losses of the same driver (3 steps).
+check() {
+  local name=$1 optimizer=$2
+  shift 2
+  model "check-$name" 3 1 "$optimizer" "$@"
+  "$BUILD/bin/tofu-run" "$WORK/check-$name.mlir" --steps 3 \
+    > "$STAGE/ref/check-$name.cpu"
+}
+
+check mlp "kind=sgd lr=0.05" \
+  mlp --layers 2 --hidden 64 --batch 16 --features 32 --classes 10
+check wrn "kind=sgd lr=0.05" \
+  wresnet --stages 1,1 --image 8 --batch 2 --classes 3
+check tf "kind=adam lr=0.01" \
+  transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 2
+check lstm "kind=sgd lr=0.05" \
+  rnn --layers 1 --hidden 16 --steps 4 --batch 4 --embed 8
+
+if [ "$checksOnly" = 0 ]; then
+  # benchmarks/gpu_step.py's ZOO table: 5 warm-up and 20 timed steps.
+  model speed-mlp 25 5 "kind=sgd" \
+    mlp --batch 512 --hidden 8192 --layers 4
+  model speed-bert 25 5 "kind=adam lr=0.0001" \
+    transformer --layers 4 --seq 512 --batch 8
+  model speed-wresnet 25 5 "kind=sgd" \
+    wresnet --depth 50 --width 4 --batch 32 --image 224
+fi
+
+# The runtimes and what they load, except the C library, the compiler's
+# libraries and the CUDA libraries (the driver's and PyTorch's there).
+cp -L "$BUILD/lib/libtofu_runtime_cpu.so" "$BUILD/lib/libtofu_runtime_cuda.so" \
+  "$STAGE/lib/"
+for lib in "$BUILD/lib/libtofu_runtime_cpu.so" \
+    "$BUILD/lib/libtofu_runtime_cuda.so"; do
+  ldd "$lib" | awk '$3 ~ /^\// { print $1, $3 }'
+done | sort -u | while read -r soname path; do
+  case "$soname" in
+    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) ;;
+    libstdc++.so.*|libgcc_s.so.*) ;;
+    libcuda.so.*|libcudart.so.*|libcublas*.so.*|libcudnn*.so.*) ;;
+    *) cp -L "$path" "$STAGE/lib/$soname" ;;
+  esac
+done
+
+cp "$ROOT/scripts/gpu-bundle/run.sh" "$ROOT/scripts/gpu-bundle/summarize.py" \
+  "$ROOT/test/Integration/GPU/Inputs/compare_losses.py" "$STAGE/"
+cp "$ROOT/benchmarks/gpu_step.py" "$STAGE/torch/"
+chmod +x "$STAGE/run.sh"
+{
+  echo "commit $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+} > "$STAGE/VERSION"
+
+tar -C "$OUT" -cJf "$OUT/bundle.tar.xz" tofu-gpu-bundle
+echo "gpu-bundle: $OUT/bundle.tar.xz ($(du -h "$OUT/bundle.tar.xz" | cut -f1))"

@@ -1,0 +1,136 @@
+#!/bin/bash
+# Runs the Tofu GPU bundle on a machine with an NVIDIA GPU, the driver and
+# PyTorch (as python3): usage `run.sh LOGDIR`. Every run is wrapped in
+# `timeout`, and the whole run has a budget of TOFU_BUNDLE_BUDGET seconds
+# (default 300): a run that would start after it is skipped and reported.
+#
+#  (a) correctness: each check-* executable twice; both must exit 0, print
+#      the CPU losses of ref/ within rtol 1e-4, and print bit-identical
+#      losses. A check that fails is run once more with
+#      TOFU_GPU_MEMORY=managed (every buffer in managed memory), which says
+#      whether device memory was the cause.
+#  (b) speed: each speed-* executable once (median of 20 steps after 5
+#      warm-up), then PyTorch eager (FP32, TF32 off) on the same models
+#      (torch/gpu_step.py --torch-only).
+#
+# Logs go to LOGDIR; summarize.py prints the table at the end. Exit status:
+# 0 when every check passed and every speed run measured its step, 1
+# otherwise, 2 without a GPU.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ $# -ne 1 ]; then
+  echo "usage: run.sh LOGDIR" >&2
+  exit 2
+fi
+mkdir -p "$1"
+LOG=$(cd "$1" && pwd)
+BUDGET=${TOFU_BUNDLE_BUDGET:-300}
+START=$(date +%s)
+PYTHON=${PYTHON:-python3}
+
+echo "tofu gpu bundle: $(tr '\n' ' ' < "$HERE/VERSION")"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  echo "run.sh: no NVIDIA GPU: nvidia-smi is not installed (no NVIDIA" \
+    "driver); nothing was run"
+  exit 2
+fi
+if ! nvidia-smi -L > "$LOG/nvidia-smi-L.txt" 2>&1 \
+    || ! grep -q "^GPU" "$LOG/nvidia-smi-L.txt"; then
+  echo "run.sh: no NVIDIA GPU: \`nvidia-smi -L\` lists none; nothing was run"
+  exit 2
+fi
+exec > >(tee "$LOG/run.txt") 2>&1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
+  | head -1 > "$LOG/device.txt"
+echo "device: $(cat "$LOG/device.txt")"
+
+# The CUDA libraries come with PyTorch (site-packages/nvidia/*/lib), the
+# driver's libcuda.so.1 from the system or /usr/local/nvidia/lib64.
+libs=$HERE/lib
+for dir in $("$PYTHON" -c 'import nvidia; print(" ".join(nvidia.__path__))' \
+    2>/dev/null); do
+  for sub in cu13/lib cudnn/lib cublas/lib cuda_runtime/lib; do
+    if [ -d "$dir/$sub" ]; then libs=$libs:$dir/$sub; fi
+  done
+done
+if [ -d /usr/local/nvidia/lib64 ]; then libs=$libs:/usr/local/nvidia/lib64; fi
+export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+
+# run NAME TAG LIMIT [VAR=VALUE...]: runs bin/NAME with at most LIMIT
+# seconds (less when the budget is nearly spent) into LOG/NAME.TAG.txt and
+# its exit status into LOG/NAME.TAG.rc (124: timed out; "skipped").
+run() {
+  local name=$1 tag=$2 limit=$3
+  shift 3
+  local left=$((BUDGET - ($(date +%s) - START)))
+  if [ "$left" -lt 10 ]; then
+    echo "skipped" > "$LOG/$name.$tag.rc"
+    echo "$name ($tag): skipped, the ${BUDGET} s budget is spent"
+    return 1
+  fi
+  if [ "$limit" -gt "$left" ]; then limit=$left; fi
+  local t0
+  t0=$(date +%s)
+  env "$@" timeout -k 5 "$limit" "$HERE/bin/$name" > "$LOG/$name.$tag.txt" 2>&1
+  local rc=$?
+  echo "$rc" > "$LOG/$name.$tag.rc"
+  echo "$name ($tag): exit $rc in $(($(date +%s) - t0)) s"
+  tail -n 3 "$LOG/$name.$tag.txt" | sed 's/^/  | /'
+  return "$rc"
+}
+
+losses() { grep -E '^step [0-9]+: loss' "$1"; }
+
+failed=0
+echo "== (a) correctness: 3 steps against the CPU losses, twice"
+for exe in "$HERE"/bin/check-*; do
+  name=$(basename "$exe")
+  ok=1
+  run "$name" 1 60 || ok=0
+  run "$name" 2 60 || ok=0
+  if [ "$ok" = 1 ]; then
+    if "$PYTHON" "$HERE/compare_losses.py" "$HERE/ref/$name.cpu" \
+        "$LOG/$name.1.txt" 1e-4 > "$LOG/$name.compare.txt"; then
+      echo "$name: $(cat "$LOG/$name.compare.txt")"
+    else
+      echo "$name: FAILED: $(cat "$LOG/$name.compare.txt")"
+      ok=0
+    fi
+    if diff <(losses "$LOG/$name.1.txt") <(losses "$LOG/$name.2.txt") \
+        > "$LOG/$name.determinism.txt"; then
+      echo "$name: two runs print bit-identical losses"
+    else
+      echo "$name: FAILED: the two runs' losses differ" \
+        "($LOG/$name.determinism.txt)"
+      ok=0
+    fi
+  else
+    run "$name" managed 60 TOFU_GPU_MEMORY=managed \
+      && echo "$name: runs with TOFU_GPU_MEMORY=managed (every buffer managed)"
+  fi
+  if [ "$ok" = 1 ]; then echo "pass" > "$LOG/$name.result"; else
+    echo "FAIL" > "$LOG/$name.result"; failed=1; fi
+done
+
+echo "== (b) speed: median of 20 steps after 5 warm-up"
+for exe in "$HERE"/bin/speed-*; do
+  [ -e "$exe" ] || continue
+  name=$(basename "$exe")
+  run "$name" 1 150 || failed=1
+done
+left=$((BUDGET - ($(date +%s) - START)))
+if [ "$left" -ge 30 ]; then
+  echo "PyTorch eager (FP32, TF32 off), ${left} s left"
+  timeout -k 5 "$left" "$PYTHON" "$HERE/torch/gpu_step.py" --torch-only \
+    --steps 20 --warmup 5 --json "$LOG/torch.json" > "$LOG/torch.txt" 2>&1
+  echo "torch: exit $?"
+  tail -n 4 "$LOG/torch.txt" | sed 's/^/  | /'
+else
+  echo "PyTorch: skipped, the ${BUDGET} s budget is spent"
+fi
+
+"$PYTHON" "$HERE/summarize.py" "$LOG" | tee "$LOG/summary.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || failed=1
+echo "run.sh: $(( $(date +%s) - START )) s; exit $failed"
+exit "$failed"
