@@ -56,15 +56,9 @@ import subprocess
 import sys
 import tempfile
 
-LOWER = [
-    "--one-shot-bufferize=bufferize-function-boundaries",
-    "--buffer-deallocation-pipeline", "--tofu-early-dealloc",
-    "--convert-linalg-to-loops",
-    "--expand-strided-metadata", "--lower-affine", "--convert-scf-to-cf",
-    "--convert-math-to-llvm", "--convert-math-to-libm",
-    "--finalize-memref-to-llvm=use-generic-functions=1", "--convert-to-llvm",
-    "--reconcile-unrealized-casts",
-]
+# The CPU lowering of tofu-run (docs/cpu.md): matrix products as OpenBLAS
+# calls into the runtime, the rest as loops.
+LOWER = ["--tofu-cpu-pipeline"]
 
 
 def ranks_of(devices):
