@@ -54,6 +54,13 @@ for tool in "$BUILD/bin/tofu-run" "$BUILD/bin/tofu-opt" \
   fi
 done
 
+# The GPU machine has no sanitizer runtimes for instrumented libraries.
+if grep -q '^TOFU_ENABLE_SANITIZERS:BOOL=ON' "$BUILD/CMakeCache.txt" \
+    2>/dev/null; then
+  echo "gpu-bundle: $BUILD is a sanitizer build; bundle a Release build" >&2
+  exit 1
+fi
+
 rm -rf "$STAGE" "$WORK"
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/ref" "$STAGE/torch" "$WORK"
 

@@ -392,6 +392,12 @@ private:
         hasMetadata = true;
         return parseMetadata(header);
       }
+      // layoutHeader() cannot write an empty name back: a file read by
+      // the runtime is one it could also have written.
+      if (key.empty()) {
+        semantic = "a tensor has an empty name";
+        return false;
+      }
       if (!names.insert(key).second) {
         semantic = "tensor '" + key + "' appears twice";
         return false;
@@ -665,6 +671,10 @@ bool Header::verify(uint64_t fileSize, std::string &error) const {
   for (const TensorInfo &t : tensors) {
     if (getDTypeSize(t.dtype) == 0) {
       error = "tensor '" + t.name + "' has an unknown dtype";
+      return false;
+    }
+    if (t.name.empty()) {
+      error = "a tensor has an empty name";
       return false;
     }
     if (!names.insert(t.name).second) {

@@ -259,6 +259,10 @@ TEST(SafeTensorsTest, RejectsDuplicateNames) {
                R"("\u0061":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
                8));
   EXPECT_NE(error.find("'a' appears twice"), std::string::npos) << error;
+  // An empty name, which layoutHeader() would not write.
+  error = parseError(
+      makeFile(R"({"":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 8));
+  EXPECT_NE(error.find("empty name"), std::string::npos) << error;
 }
 
 //===----------------------------------------------------------------------===//

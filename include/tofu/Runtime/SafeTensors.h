@@ -91,9 +91,9 @@ struct Header {
   /// The tensor named `name`, or null.
   const TensorInfo *find(std::string_view name) const;
   /// Checks the invariants that parseHeader() establishes for a file of
-  /// `fileSize` bytes: known sizes, names unique, each tensor's bytes equal
-  /// to its elements times its element size, within the data section and
-  /// not overlapping another's. Returns false with `error` set otherwise.
+  /// `fileSize` bytes: known sizes, names non-empty and unique, each
+  /// tensor's bytes equal to its elements times its element size, within
+  /// the data section and not overlapping another's. Returns false with `error` set otherwise.
   bool verify(uint64_t fileSize, std::string &error) const;
   /// Prints one line per tensor and metadata entry.
   void dump(std::ostream &os) const;
@@ -110,9 +110,9 @@ constexpr uint64_t kMaxJSONSize = 100'000'000;
 /// dtype, every shape (non-negative, its element count times the element
 /// size equal to `end - begin` without overflow), every data offset
 /// (`begin <= end`, within the data section), no two tensors overlapping,
-/// names unique and `__metadata__` a string-to-string object. Unknown keys
-/// inside a tensor's entry are errors. Gaps between tensors and bytes after
-/// the last one are accepted. Returns false with a one-line `error` on the
+/// names non-empty and unique, and `__metadata__` a string-to-string
+/// object. Unknown keys inside a tensor's entry are errors. Gaps between
+/// tensors and bytes after the last one are accepted. Returns false with a one-line `error` on the
 /// first problem found; never reads outside [data, data + size).
 bool parseHeader(const uint8_t *data, size_t size, Header &header,
                  std::string &error);
