@@ -9,6 +9,7 @@
 #include "tofu/Transforms/Passes.h"
 
 #include "tofu/Transforms/TrainingAttributes.h"
+#include "tofu/Transforms/TrainingSignature.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -158,10 +159,14 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
   SmallVector<int64_t> stateResultOf;
   // The Adam step count, a 0-d tensor shared by all weights.
   Value step, nextStep;
-  auto addState = [&](Type type, int64_t weight) {
+  // Each state is named after its weight and PyTorch's name of the slot
+  // (torch.optim's state_dict keys), so that checkpoints name it.
+  auto addState = [&](Type type, int64_t weight, StringRef slot) {
     unsigned index = func.getNumArguments();
     (void)func.insertArgument(index, type, {}, loc);
     func.setArgAttr(index, attrs::kStateOf, b.getI64IntegerAttr(weight));
+    std::string name = weight < 0 ? "optimizer" : tofu::getFileTensorName(func, weight);
+    func.setArgAttr(index, attrs::kName, b.getStringAttr(name + "." + slot));
     return func.getArgument(index);
   };
 
@@ -188,7 +193,7 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
     if (kind == "sgd") {
       updated = u.map(type, {weight, value}, descend, w);
     } else if (kind == "momentum") {
-      Value velocity = addState(type, w);
+      Value velocity = addState(type, w, "momentum_buffer");
       Value next = u.map(
           type, {velocity, value},
           [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -203,7 +208,7 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
     } else {
       if (!step) {
         auto scalar = RankedTensorType::get({}, et);
-        step = addState(scalar, -1);
+        step = addState(scalar, -1, "step");
         nextStep = u.map(
             scalar, {step},
             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -212,7 +217,8 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
             },
             -1);
       }
-      Value m = addState(type, w), v = addState(type, w);
+      Value m = addState(type, w, "exp_avg"),
+            v = addState(type, w, "exp_avg_sq");
       auto ema = [&](double beta, bool square) {
         return [=](OpBuilder &nb, Location l, ValueRange a) -> Value {
           Value g = square ? arith::MulFOp::create(nb, l, a[1], a[1]) : a[1];

@@ -110,3 +110,10 @@ std::optional<int64_t> tofu::getFanIn(func::FuncOp func, unsigned arg) {
   }
   return std::nullopt;
 }
+
+std::string tofu::getFileTensorName(func::FuncOp func, unsigned arg) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(arg, attrs::kName))
+    if (!name.getValue().empty())
+      return name.getValue().str();
+  return "arg" + std::to_string(arg);
+}

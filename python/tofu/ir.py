@@ -427,8 +427,10 @@ class FuncBuilder:
     def finish(self, loss):
         args = []
         for value, role in self.args:
-            attr = " {tofu.weight}" if role == "weight" else ""
-            args.append(f"{value.name}: {value.type}{attr}")
+            # tofu.name is the argument's name in weight and data files.
+            name = value.name.lstrip("%")
+            weight = ", tofu.weight" if role == "weight" else ""
+            args.append(f'{value.name}: {value.type} {{tofu.name = "{name}"{weight}}}')
         lines = [f"func.func @{self.name}({', '.join(args)}) -> {loss.type} {{"]
         lines.extend(self.body)
         lines.append(f"  return {loss.name} : {loss.type}")

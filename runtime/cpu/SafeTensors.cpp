@@ -975,6 +975,20 @@ bool tofu::safetensors::writeTile(int fd, const Layout &layout, size_t index,
                                   const void *src,
                                   const std::vector<int64_t> &srcStrides,
                                   std::string &error) {
+  return writeTile(
+      [fd](const void *bytes, uint64_t count, uint64_t offset,
+           std::string &error) {
+        return writeAt(fd, bytes, count, offset, error);
+      },
+      layout, index, lo, sizes, src, srcStrides, error);
+}
+
+bool tofu::safetensors::writeTile(const WriteAt &writeAt, const Layout &layout,
+                                  size_t index, const std::vector<int64_t> &lo,
+                                  const std::vector<int64_t> &sizes,
+                                  const void *src,
+                                  const std::vector<int64_t> &srcStrides,
+                                  std::string &error) {
   if (index >= layout.header.tensors.size()) {
     error = "no tensor " + std::to_string(index) + " in the layout";
     return false;
@@ -1004,7 +1018,7 @@ bool tofu::safetensors::writeTile(int fd, const Layout &layout, size_t index,
                                from + int64_t(i) * inner * int64_t(es), es);
                  from = row.data();
                }
-               ok = writeAt(fd, from, count * es, base + byte, error);
+               ok = writeAt(from, count * es, base + byte, error);
              });
   return ok;
 }

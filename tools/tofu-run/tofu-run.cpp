@@ -31,6 +31,7 @@
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
+#include "tofu/Transforms/TrainingSignature.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -115,6 +116,38 @@ static llvm::cl::opt<bool> libraryReport(
     "report",
     llvm::cl::desc("Print the FLOPs that go to library calls and to "
                    "generated loops (tofu-cpu-report)"),
+    llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> initFile(
+    "init",
+    llvm::cl::desc("Initial weights (and optionally optimizer state) from "
+                   "this safetensors file, by name (see --list-inputs)"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> dataFile(
+    "data",
+    llvm::cl::desc("Training data: one tensor per data input with a leading "
+                   "sample dimension; step s takes samples [s*b, (s+1)*b) "
+                   "modulo their number"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> saveFile(
+    "save",
+    llvm::cl::desc("Write the final weights and optimizer state here (and "
+                   "every --save-every steps), atomically"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<unsigned>
+    saveEvery("save-every",
+              llvm::cl::desc("Also write --save every N steps (default 0: "
+                             "after the last step only)"),
+              llvm::cl::value_desc("N"), llvm::cl::init(0),
+              llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> resumeFile(
+    "resume",
+    llvm::cl::desc("Continue from this checkpoint of --save: its weights, "
+                   "optimizer state and step count, up to --steps in all"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<bool> listInputs(
+    "list-inputs",
+    llvm::cl::desc("Print the name, global shape, element type and kind of "
+                   "every input of the step, and exit"),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<std::string>
     funcName("func",
@@ -253,6 +286,38 @@ static bool isPartitioned(ModuleOp module) {
   return partitioned;
 }
 
+/// --list-inputs: one line per argument of the step, with the name and
+/// global shape that --init, --data and --save use.
+static int printInputs(ModuleOp module) {
+  func::FuncOp step = findStep(module);
+  if (!step) {
+    llvm::errs() << "tofu-run: no training step found\n";
+    return 1;
+  }
+  // A partitioned step's arguments are tiles: the reference has the
+  // global types.
+  auto global = module.lookupSymbol<func::FuncOp>(
+      (step.getSymName() + "_reference").str());
+  if (!global || global.getNumArguments() != step.getNumArguments())
+    global = step;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    StringRef kind = step.getArgAttr(i, "tofu.weight")     ? "weight"
+                     : step.getArgAttr(i, "tofu.state_of") ? "state"
+                                                           : "data";
+    llvm::outs() << tofu::getFileTensorName(step, i) << " ";
+    Type type = global.getArgumentTypes()[i];
+    if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+      llvm::outs() << "[";
+      llvm::interleaveComma(tensor.getShape(), llvm::outs());
+      llvm::outs() << "] " << tensor.getElementType();
+    } else {
+      llvm::outs() << type;
+    }
+    llvm::outs() << " " << kind << "\n";
+  }
+  return 0;
+}
+
 static const char *kOverview =
     "Tofu-MLIR in-process training runner\n\n"
     "Runs a training step (the output of tofu-opt's training pipeline, "
@@ -344,6 +409,28 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (listInputs)
+    return rank == 0 ? printInputs(*module) : 0;
+  if (onGPU && (!initFile.empty() || !dataFile.empty() || !saveFile.empty() ||
+                !resumeFile.empty()))
+    return fail("--gpu does not take --init, --data, --save or --resume yet");
+  if (!initFile.empty() && !resumeFile.empty())
+    return fail("--init and --resume exclude each other (a checkpoint holds "
+                "the weights)");
+  if (saveEvery > 0 && saveFile.empty())
+    return fail("--save-every needs --save");
+  for (const std::string *path : {&initFile, &dataFile, &resumeFile})
+    if (!path->empty() && !llvm::sys::fs::exists(*path))
+      return fail("no such file: " + *path);
+  if (!saveFile.empty()) {
+    StringRef dir = llvm::sys::path::parent_path(saveFile);
+    if (dir.empty())
+      dir = ".";
+    if (!llvm::sys::fs::is_directory(dir) ||
+        llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
+      return fail("cannot write --save " + saveFile + ": " + dir +
+                  " is not a writable directory");
+  }
   if (onGPU && reference)
     return fail("--gpu runs an unpartitioned step; --reference needs a "
                 "partitioned one");
@@ -362,7 +449,17 @@ int main(int argc, char **argv) {
                        " seed=" + std::to_string(seed) +
                        " reference=" + (reference ? "1" : "0") +
                        " int-bound=" + std::to_string(intBound) +
-                       (funcName.empty() ? "" : " func=" + funcName) + "}";
+                       (funcName.empty() ? "" : " func=" + funcName) +
+                       (onGPU ? " unroll=1" : "");
+  // Paths in braces, which the pass option parser takes verbatim.
+  for (auto [option, value] :
+       {std::pair{"init", &initFile}, std::pair{"data", &dataFile},
+        std::pair{"save", &saveFile}, std::pair{"resume", &resumeFile}})
+    if (!value->empty())
+      driver += std::string(" ") + option + "={" + *value + "}";
+  if (saveEvery > 0)
+    driver += " save-every=" + std::to_string(saveEvery);
+  driver += "}";
   if (rankThreads < 1 || rankThreads > 1024)
     return fail("--threads must be in [1, 1024]");
   // Read by the CPU runtime before its first library call.

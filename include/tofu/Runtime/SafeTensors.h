@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -186,11 +187,22 @@ bool layoutHeader(
     const std::vector<std::pair<std::string, std::string>> &metadata,
     Layout &layout, std::string &error);
 
+/// Writes `count` bytes at a file offset; returns false with `error` set
+/// if the write fails.
+using WriteAt = std::function<bool(const void *bytes, uint64_t count,
+                                   uint64_t offset, std::string &error)>;
+
 /// Writes the box of tensor `index` of `layout` that starts at `lo` and
 /// spans `sizes`, from `src` with element strides `srcStrides`, at its place
-/// in the file open for writing as `fd` (with pwrite, so that processes can
-/// write disjoint tiles of one file concurrently). Returns false with
-/// `error` set for a box outside the tensor or a failed write.
+/// in the file, one innermost row at a time through `writeAt` (pwrite, or
+/// MPI-IO in the runtime, so that processes can write disjoint tiles of one
+/// file concurrently). Returns false with `error` set for a box outside the
+/// tensor or a failed write.
+bool writeTile(const WriteAt &writeAt, const Layout &layout, size_t index,
+               const std::vector<int64_t> &lo,
+               const std::vector<int64_t> &sizes, const void *src,
+               const std::vector<int64_t> &srcStrides, std::string &error);
+/// writeTile() with pwrite() to the file open for writing as `fd`.
 bool writeTile(int fd, const Layout &layout, size_t index,
                const std::vector<int64_t> &lo,
                const std::vector<int64_t> &sizes, const void *src,

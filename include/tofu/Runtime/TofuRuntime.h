@@ -198,6 +198,49 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
 void _mlir_memref_to_llvm_free(void *ptr);
 
+/// Training files (tofu-train-driver's init=, data=, resume=, save= and
+/// save-every=; docs/training.md, "Files"). Strings are byte buffers
+/// without a terminator, empty for no file.
+///
+/// Opens the files of a run of `steps` steps: maps and validates each
+/// file's header; a checkpoint gives the step to resume from.
+void _mlir_ciface_tofu_io_open(TofuUnrankedMemRef *init,
+                               TofuUnrankedMemRef *data,
+                               TofuUnrankedMemRef *resume,
+                               TofuUnrankedMemRef *save, int64_t saveEvery,
+                               int64_t steps);
+/// Overwrites this rank's tile (at `offsets` of a tensor of `globalShape`)
+/// of argument `name` with the checkpoint's or the initial weights' values;
+/// `kind` 0 is a weight (which must be there), 1 optimizer state (which
+/// initial weights may leave out). Problems are collected for
+/// tofu_io_start. Typed as tofu_fill_hash: _f32, _f64, _i32 and _i64.
+void _mlir_ciface_tofu_io_load_f32(TofuUnrankedMemRef *name,
+                                   TofuUnrankedMemRef *tile,
+                                   TofuUnrankedMemRef *offsets,
+                                   TofuUnrankedMemRef *globalShape,
+                                   int64_t kind);
+/// After the loads: stops the job, every problem printed by rank 0, if a
+/// tensor was missing, mismatched or unexpected; else returns the step to
+/// start from (0, or the checkpoint's).
+int64_t tofu_io_start(void);
+/// Fills this rank's tile of data argument `name` with the samples
+/// [step b, (step + 1) b) modulo their number (b: the global batch,
+/// globalShape[0]) of the data file's tensor `name`.
+void _mlir_ciface_tofu_io_batch_f32(TofuUnrankedMemRef *name,
+                                    TofuUnrankedMemRef *tile,
+                                    TofuUnrankedMemRef *offsets,
+                                    TofuUnrankedMemRef *globalShape,
+                                    int64_t step);
+/// Queues this rank's tile of a weight or state for tofu_io_save_end.
+void _mlir_ciface_tofu_io_save_f32(TofuUnrankedMemRef *name,
+                                   TofuUnrankedMemRef *tile,
+                                   TofuUnrankedMemRef *offsets,
+                                   TofuUnrankedMemRef *globalShape);
+/// After step `stepsDone` - 1: writes the queued tiles as the checkpoint
+/// (metadata "step" = stepsDone) if save-every divides stepsDone or it is
+/// the last step, then forgets them. Collective.
+void tofu_io_save_end(int64_t stepsDone);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
+#include <string>
 
 namespace tofu {
 
@@ -20,6 +21,12 @@ namespace tofu {
 /// -1. A `tofu.state_of = w` result feeds the first unused argument with
 /// the same `tofu.state_of`. Out-of-range attributes feed nothing.
 llvm::SmallVector<int> getFedArguments(mlir::func::FuncOp step);
+
+/// The name of argument `arg` of `func` in weight, data and checkpoint
+/// files (docs/training.md, "Files"): its `tofu.name`, else `arg<N>`, its
+/// position in the forward function (which the training step keeps in
+/// front of the optimizer state that tofu-optimizer appends and names).
+std::string getFileTensorName(mlir::func::FuncOp func, unsigned arg);
 
 /// The fan-in of weight argument `arg` of `func`, as PyTorch's default
 /// initialization defines it (docs/training.md, "Initial values"): the

@@ -35,7 +35,8 @@ struct TofuCPUPipelineOptions
 
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
-  std::string text = "one-shot-bufferize{bufferize-function-boundaries},"
+  std::string text = "one-shot-bufferize{bufferize-function-boundaries "
+                     "allow-return-allocs-from-loops},"
                      "buffer-deallocation-pipeline,tofu-early-dealloc";
   if (options.libraryCalls)
     text += ",convert-tofu-to-cpu";

@@ -1,17 +1,24 @@
 // RUN: tofu-opt %s -split-input-file --tofu-train-driver="steps=0" -verify-diagnostics
-// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="steps=10001" 2>&1 | FileCheck %s --check-prefix=MANY
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="steps=10001 unroll=1" 2>&1 | FileCheck %s --check-prefix=MANY
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="int-bound=0" 2>&1 | FileCheck %s --check-prefix=BOUND
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="reference=1" 2>&1 | FileCheck %s --check-prefix=REF
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="init=a resume=b" 2>&1 | FileCheck %s --check-prefix=BOTH
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="unroll=1 resume=b" 2>&1 | FileCheck %s --check-prefix=UNROLL
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="save-every=2" 2>&1 | FileCheck %s --check-prefix=EVERY
 
 // Tests that the driver range-checks its options on a valid step: no steps
 // at all (which used to crash with reference=1), too many steps, an empty
-// range of integer inputs, and a reference that tofu-partition did not keep.
+// range of integer inputs, a reference that tofu-partition did not keep,
+// and files that do not go together.
 
-// MANY: tofu-train-driver: steps must be in [1, 10000], not 10001
+// MANY: tofu-train-driver: with unroll=1, steps must be at most 10000, not 10001
 // BOUND: tofu-train-driver: int-bound must be in [1, 2^31]
 // REF: tofu-train-driver: reference=1 needs @step_reference (kept by tofu-partition)
+// BOTH: tofu-train-driver: init and resume exclude each other
+// UNROLL: tofu-train-driver: resume needs the step loop (unroll=0)
+// EVERY: tofu-train-driver: save-every needs a save file
 
-// expected-error @+1 {{tofu-train-driver: steps must be in [1, 10000], not 0}}
+// expected-error @+1 {{tofu-train-driver: steps must be at least 1, not 0}}
 func.func @step(%w: tensor<4xf32> {tofu.weight}, %x: tensor<4xf32>)
     -> (tensor<f32> {tofu.loss}, tensor<4xf32> {tofu.updated_arg = 0 : i64}) {
   %empty = tensor.empty() : tensor<f32>

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include <cmath>
@@ -77,6 +78,13 @@ public:
     return view(row);
   }
   Value constantInts(ArrayRef<int64_t> v) { return getConstantInts(b, loc, v); }
+  /// `text` as a buffer of bytes (not terminated).
+  Value string(StringRef text) {
+    SmallVector<int8_t> bytes(text.begin(), text.end());
+    auto type = RankedTensorType::get({(int64_t)bytes.size()}, b.getI8Type());
+    return view(arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(type, ArrayRef<int8_t>(bytes))));
+  }
 
   ModuleOp module;
   OpBuilder &b;
@@ -86,6 +94,19 @@ public:
 
 /// The most training steps the driver unrolls into @main.
 constexpr unsigned kMaxSteps = 10000;
+
+/// The runtime's code of an element type (TOFU_F32 ... TOFU_I64).
+int64_t getTypeCode(Type element) {
+  return element.isF32()                 ? 0
+         : element.isF64()               ? 1
+         : element.isSignlessInteger(32) ? 2
+                                         : 3;
+}
+/// The suffix of the runtime functions for an element type.
+StringRef getTypeSuffix(Type element) {
+  static const char *const suffixes[] = {"f32", "f64", "i32", "i64"};
+  return suffixes[getTypeCode(element)];
+}
 
 /// The range of initial weights, as PyTorch's default initialization of
 /// linear and convolution layers: uniform in +-1/sqrt(fan-in), with the
@@ -202,11 +223,17 @@ void TofuTrainDriverPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  // The loop below is unrolled at compile time: a bound keeps the module
-  // (and its compile time) reasonable.
-  if (steps < 1 || steps > kMaxSteps) {
-    mlir::emitError(step.getLoc(), "tofu-train-driver: steps must be in [1, ")
-        << kMaxSteps << "], not " << static_cast<uint64_t>(steps.getValue());
+  if (steps < 1) {
+    mlir::emitError(step.getLoc(), "tofu-train-driver: steps must be at least "
+                                   "1, not 0");
+    return signalPassFailure();
+  }
+  // Unrolled steps are each a call in @main: a bound keeps the module (and
+  // its compile time) reasonable.
+  if (unroll && steps > kMaxSteps) {
+    mlir::emitError(step.getLoc(), "tofu-train-driver: with unroll=1, steps "
+                                   "must be at most ")
+        << kMaxSteps << ", not " << static_cast<uint64_t>(steps.getValue());
     return signalPassFailure();
   }
   if (intBound < 1 || intBound > (1u << 31)) {
@@ -231,6 +258,25 @@ void TofuTrainDriverPass::runOnOperation() {
       return signalPassFailure();
     }
 
+  bool initOrResume = !initFile.empty() || !resumeFile.empty();
+  bool io = initOrResume || !dataFile.empty() || !saveFile.empty();
+  if (!initFile.empty() && !resumeFile.empty()) {
+    mlir::emitError(step.getLoc(),
+                    "tofu-train-driver: init and resume exclude each other "
+                    "(a checkpoint holds the initial weights)");
+    return signalPassFailure();
+  }
+  if (unroll && !resumeFile.empty()) {
+    mlir::emitError(step.getLoc(), "tofu-train-driver: resume needs the "
+                                   "step loop (unroll=0)");
+    return signalPassFailure();
+  }
+  if (saveEvery && saveFile.empty()) {
+    mlir::emitError(step.getLoc(),
+                    "tofu-train-driver: save-every needs a save file");
+    return signalPassFailure();
+  }
+
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   DriverBuilder d(module, b);
   auto main = func::FuncOp::create(b, d.loc, "main", b.getFunctionType({}, {}));
@@ -240,21 +286,47 @@ void TofuTrainDriverPass::runOnOperation() {
   d.call("tofu_init", {d.i64(grid.size())});
   Value rank = d.call("tofu_rank", {}, {b.getI64Type()});
   d.rankIndex = arith::IndexCastOp::create(b, d.loc, b.getIndexType(), rank);
+  if (io)
+    d.call("tofu_io_open",
+           {d.string(initFile), d.string(dataFile), d.string(resumeFile),
+            d.string(saveFile), d.i64(saveEvery), d.i64(steps)});
+
+  unsigned numArgs = step.getNumArguments();
+  SmallVector<std::string> names;
+  SmallVector<bool> isWeight, isState, isData;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    names.push_back(tofu::getFileTensorName(step, i));
+    isState.push_back(step.getArgAttr(i, attrs::kStateOf) != nullptr);
+    isWeight.push_back(step.getArgAttr(i, attrs::kWeight) != nullptr);
+    isData.push_back(!isState[i] && !isWeight[i]);
+  }
+  auto globalType = [&](unsigned i) {
+    return cast<RankedTensorType>(globalOf.getArgumentTypes()[i]);
+  };
+  auto unranked = [&](Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    return memref::CastOp::create(
+        b, d.loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+  };
+  auto zeros = [&](int64_t rank) {
+    return d.constantInts(SmallVector<int64_t>(rank, 0));
+  };
 
   // Initial values: the same global values for the step and the reference.
   SmallVector<Value> args, refArgs;
   SmallVector<RankBoxes> argBoxes;
-  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+  for (unsigned i = 0; i < numArgs; ++i) {
     auto local = cast<RankedTensorType>(step.getArgumentTypes()[i]);
-    auto global = cast<RankedTensorType>(globalOf.getArgumentTypes()[i]);
+    RankedTensorType global = globalType(i);
     FailureOr<RankBoxes> boxes = getArgBoxes(step, i, global, grid);
     if (failed(boxes))
       return signalPassFailure();
     argBoxes.push_back(*boxes);
-    bool state = step.getArgAttr(i, attrs::kStateOf) != nullptr;
-    bool weight = step.getArgAttr(i, attrs::kWeight) != nullptr;
+    bool state = isState[i], weight = isWeight[i];
     auto fill = [&](RankedTensorType type, Value offsets) -> Value {
       auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+      Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
+      Type element = type.getElementType();
       if (state) {
         // A zero buffer of its own for each state argument: zero fills of
         // tensor.empty would be merged by CSE into one buffer shared by
@@ -262,98 +334,207 @@ void TofuTrainDriverPass::runOnOperation() {
         // with fewer buffers than the later ones (which get a result
         // buffer per state), so the GPU runtime's cache could not serve
         // the second step from the blocks of the first.
-        Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
-        Value zero = arith::ConstantOp::create(
-            b, d.loc, b.getFloatAttr(type.getElementType(), 0.0));
+        Value zero = arith::ConstantOp::create(b, d.loc,
+                                               b.getFloatAttr(element, 0.0));
         linalg::FillOp::create(b, d.loc, ValueRange{zero}, ValueRange{buffer});
-        return bufferization::ToTensorOp::create(b, d.loc, type, buffer,
-                                                 /*restrict=*/true,
-                                                 /*writable=*/true);
+      } else {
+        bool index = element.isInteger();
+        int64_t code = getTypeCode(element);
+        // One declaration per element type of the unranked buffer.
+        StringRef callee = code == 2   ? "tofu_fill_hash_i32"
+                           : code == 3 ? "tofu_fill_hash_i64"
+                                       : "tofu_fill_hash";
+        d.call(callee,
+               {unranked(buffer), offsets, d.constantInts(global.getShape()),
+                d.i64(seed), d.i64(i + 1),
+                d.f64(index    ? double(intBound)
+                      : weight ? weightScale(globalOf, i, global,
+                                             reference || grid.size() == 1)
+                               : 1.0),
+                d.i64(weight ? 0 : 1), d.i64(code)});
       }
-      Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
-      Value unranked = memref::CastOp::create(
-          b, d.loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
-      Type element = type.getElementType();
-      bool index = element.isInteger();
-      int64_t code = element.isF32()                 ? 0
-                     : element.isF64()               ? 1
-                     : element.isSignlessInteger(32) ? 2
-                                                     : 3;
-      // One declaration per element type of the unranked buffer.
-      StringRef callee = code == 2   ? "tofu_fill_hash_i32"
-                         : code == 3 ? "tofu_fill_hash_i64"
-                                     : "tofu_fill_hash";
-      d.call(callee, {unranked, offsets, d.constantInts(global.getShape()),
-                      d.i64(seed), d.i64(i + 1),
-                      d.f64(index    ? double(intBound)
-                            : weight ? weightScale(globalOf, i, global,
-                                                   reference || grid.size() == 1)
-                                     : 1.0),
-                      d.i64(weight ? 0 : 1), d.i64(code)});
+      // The file's values, where a file gives them.
+      if ((weight || state) && initOrResume)
+        d.call(("tofu_io_load_" + getTypeSuffix(element)).str(),
+               {d.string(names[i]), unranked(buffer), offsets,
+                d.constantInts(global.getShape()), d.i64(state ? 1 : 0)});
       return bufferization::ToTensorOp::create(b, d.loc, type, buffer,
                                                /*restrict=*/true,
                                                /*writable=*/true);
     };
     args.push_back(fill(local, d.rankRow(*boxes, local.getRank())));
     if (this->reference)
-      refArgs.push_back(fill(
-          global, d.constantInts(SmallVector<int64_t>(global.getRank(), 0))));
+      refArgs.push_back(fill(global, zeros(global.getRank())));
   }
+  // Stops the job (with every problem of the files) before the first step.
+  Value start = io ? d.call("tofu_io_start", {}, {b.getI64Type()}) : d.i64(0);
 
-  Value worst = d.f64(0.0);
+  // A batch of the data file for data argument `i` at step `s`.
+  auto batch = [&](unsigned i, RankedTensorType type, Value offsets,
+                   Value s) -> Value {
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
+    d.call(("tofu_io_batch_" + getTypeSuffix(type.getElementType())).str(),
+           {d.string(names[i]), unranked(buffer), offsets,
+            d.constantInts(globalType(i).getShape()), s});
+    return bufferization::ToTensorOp::create(b, d.loc, type, buffer,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  };
   auto toF64 = [&](Value loss) -> Value {
     Value scalar = tensor::ExtractOp::create(b, d.loc, loss, ValueRange{});
     if (scalar.getType().isF32())
       scalar = arith::ExtFOp::create(b, d.loc, b.getF64Type(), scalar);
     return scalar;
   };
-  SmallVector<Value> results, refResults;
-  for (unsigned s = 0; s < steps; ++s) {
-    auto call = func::CallOp::create(b, d.loc, step, args);
-    results.assign(call.getResults().begin(), call.getResults().end());
+  auto typeCode = [](Value v) {
+    return getTypeCode(cast<RankedTensorType>(v.getType()).getElementType());
+  };
+
+  // The values that one step hands the next: the arguments (of the step
+  // and of the reference) and the largest difference so far.
+  struct Carry {
+    SmallVector<Value> args, refArgs;
+    Value worst;
+  };
+  // One step `s` (an i64) from `in`.
+  auto emitStep = [&](Value s, const Carry &in) -> Carry {
+    SmallVector<Value> callArgs = in.args, refCallArgs = in.refArgs;
+    if (!dataFile.empty())
+      for (unsigned i = 0; i < numArgs; ++i) {
+        if (!isData[i])
+          continue;
+        auto local = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+        callArgs[i] = batch(i, local, d.rankRow(argBoxes[i], local.getRank()),
+                            s);
+        if (this->reference)
+          refCallArgs[i] = batch(i, globalType(i),
+                                 zeros(globalType(i).getRank()), s);
+      }
+    auto call = func::CallOp::create(b, d.loc, step, callArgs);
+    SmallVector<Value> results(call.getResults());
+    Carry out = in;
     Value loss = toF64(results[0]);
     Value refLoss = d.f64(0.0);
+    SmallVector<Value> refResults;
     if (this->reference) {
-      auto refCall = func::CallOp::create(b, d.loc, reference, refArgs);
+      auto refCall = func::CallOp::create(b, d.loc, reference, refCallArgs);
       refResults.assign(refCall.getResults().begin(),
                         refCall.getResults().end());
       refLoss = toF64(refResults[0]);
-      Value diff =
-          d.call("tofu_max_difference",
-                 {d.view(results[0]), d.view(refResults[0]), d.constantInts({}),
-                  d.i64(cast<RankedTensorType>(results[0].getType())
-                                .getElementType()
-                                .isF32()
-                            ? 0
-                            : 1)},
-                 {b.getF64Type()});
-      worst = arith::MaximumFOp::create(b, d.loc, worst, diff);
+      Value diff = d.call("tofu_max_difference",
+                          {d.view(results[0]), d.view(refResults[0]),
+                           d.constantInts({}), d.i64(typeCode(results[0]))},
+                          {b.getF64Type()});
+      out.worst = arith::MaximumFOp::create(b, d.loc, in.worst, diff);
     }
     d.call("tofu_print_loss",
-           {d.i64(s), loss, d.i64(this->reference ? 1 : 0), refLoss});
-    for (unsigned r = 0; r < feeds.size(); ++r)
-      if (feeds[r] >= 0) {
-        args[feeds[r]] = results[r];
-        if (this->reference)
-          refArgs[feeds[r]] = refResults[r];
-      }
-  }
-  if (this->reference) {
-    // Every final weight and optimizer state against the reference.
+           {s, loss, d.i64(this->reference ? 1 : 0), refLoss});
     for (unsigned r = 0; r < feeds.size(); ++r) {
       if (feeds[r] < 0)
         continue;
+      out.args[feeds[r]] = results[r];
+      if (this->reference)
+        out.refArgs[feeds[r]] = refResults[r];
+      if (saveFile.empty())
+        continue;
       auto type = cast<RankedTensorType>(results[r].getType());
+      d.call(("tofu_io_save_" + getTypeSuffix(type.getElementType())).str(),
+             {d.string(names[feeds[r]]), d.view(results[r]),
+              d.rankRow(argBoxes[feeds[r]], type.getRank()),
+              d.constantInts(globalType(feeds[r]).getShape())});
+    }
+    if (!saveFile.empty())
+      d.call("tofu_io_save_end",
+             {arith::AddIOp::create(b, d.loc, s, d.i64(1))});
+    return out;
+  };
+
+  Carry carry{args, refArgs, d.f64(0.0)};
+  if (unroll) {
+    for (unsigned s = 0; s < steps; ++s)
+      carry = emitStep(d.i64(s), carry);
+  } else {
+    // The loop carries the fed arguments (and the reference's) and the
+    // largest difference; the other arguments stay as they are.
+    SmallVector<unsigned> fed;
+    for (int a : feeds)
+      if (a >= 0 && !llvm::is_contained(fed, unsigned(a)))
+        fed.push_back(a);
+    SmallVector<Value> inits;
+    for (unsigned a : fed)
+      inits.push_back(carry.args[a]);
+    if (this->reference) {
+      for (unsigned a : fed)
+        inits.push_back(carry.refArgs[a]);
+      inits.push_back(carry.worst);
+    }
+    auto index = [&](Value v) {
+      return arith::IndexCastOp::create(b, d.loc, b.getIndexType(), v);
+    };
+    auto loop = scf::ForOp::create(
+        b, d.loc, index(start), index(d.i64(steps)),
+        arith::ConstantIndexOp::create(b, d.loc, 1), inits);
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = loop.getBody();
+    if (body->mightHaveTerminator())
+      b.setInsertionPoint(body->getTerminator());
+    else
+      b.setInsertionPointToEnd(body);
+    Carry in = carry;
+    ValueRange iterArgs = loop.getRegionIterArgs();
+    for (auto [k, a] : llvm::enumerate(fed)) {
+      in.args[a] = iterArgs[k];
+      if (this->reference)
+        in.refArgs[a] = iterArgs[fed.size() + k];
+    }
+    if (this->reference)
+      in.worst = iterArgs.back();
+    Value s = arith::IndexCastOp::create(b, d.loc, b.getI64Type(),
+                                         loop.getInductionVar());
+    Carry out = emitStep(s, in);
+    if (!inits.empty()) {
+      SmallVector<Value> yields;
+      for (unsigned a : fed)
+        yields.push_back(out.args[a]);
+      if (this->reference) {
+        for (unsigned a : fed)
+          yields.push_back(out.refArgs[a]);
+        yields.push_back(out.worst);
+      }
+      scf::YieldOp::create(b, d.loc, yields);
+    }
+    b.setInsertionPointAfter(loop);
+    ValueRange finals = loop.getResults();
+    for (auto [k, a] : llvm::enumerate(fed)) {
+      carry.args[a] = finals[k];
+      if (this->reference)
+        carry.refArgs[a] = finals[fed.size() + k];
+    }
+    if (this->reference)
+      carry.worst = finals.back();
+  }
+
+  if (this->reference) {
+    // Every final weight and optimizer state against the reference.
+    Value worst = carry.worst;
+    for (unsigned r = 0; r < feeds.size(); ++r) {
+      if (feeds[r] < 0)
+        continue;
+      Value mine = carry.args[feeds[r]], theirs = carry.refArgs[feeds[r]];
+      auto type = cast<RankedTensorType>(mine.getType());
       Value diff = d.call("tofu_max_difference",
-                          {d.view(results[r]), d.view(refResults[r]),
+                          {d.view(mine), d.view(theirs),
                            d.rankRow(argBoxes[feeds[r]], type.getRank()),
-                           d.i64(type.getElementType().isF32() ? 0 : 1)},
+                           d.i64(typeCode(mine))},
                           {b.getF64Type()});
       worst = arith::MaximumFOp::create(b, d.loc, worst, diff);
     }
     d.call("tofu_print_difference", {worst});
   }
-  d.call("tofu_print_statistics", {d.i64(steps)});
+  // The statistics are per step of this run.
+  d.call("tofu_print_statistics",
+         {arith::SubIOp::create(b, d.loc, d.i64(steps), start)});
   d.call("tofu_finalize", {});
   func::ReturnOp::create(b, d.loc);
 }

@@ -87,6 +87,18 @@ def TofuTrainDriver : Pass<"tofu-train-driver", "mlir::ModuleOp"> {
     ```
     max relative difference: 1.2e-07
     ```
+
+    The steps run in an `scf.for` loop (`unroll` repeats the step call
+    instead, as the GPU lowering expects). Files in the safetensors format
+    (docs/training.md, "Files") replace the made-up values: `init` holds
+    initial weights (and optionally optimizer state), `resume` a checkpoint
+    to continue from (weights, optimizer state and the step count), `data`
+    one tensor per data argument with a leading sample dimension, of which
+    step s takes the samples [s b, (s + 1) b) modulo their number (b: the
+    argument's batch). `save` writes the weights and optimizer state every
+    `save-every` steps and after the last, atomically. Tensors are named by
+    their argument's `tofu.name`, else `arg<N>`; each rank reads and writes
+    only its own tiles.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
@@ -99,6 +111,20 @@ def TofuTrainDriver : Pass<"tofu-train-driver", "mlir::ModuleOp"> {
     Option<"intBound", "int-bound", "uint64_t", /*default=*/"2",
            "Integer inputs (i32/i64, such as token ids) take values in "
            "[0, int-bound)">,
+    Option<"unroll", "unroll", "bool", /*default=*/"false",
+           "Repeat the step call `steps` times instead of a loop (no "
+           "resume)">,
+    Option<"initFile", "init", "std::string", /*default=*/"\"\"",
+           "Initial weights (and optimizer state): a safetensors file">,
+    Option<"dataFile", "data", "std::string", /*default=*/"\"\"",
+           "Training data: a safetensors file with one tensor per data "
+           "argument">,
+    Option<"resumeFile", "resume", "std::string", /*default=*/"\"\"",
+           "Continue from this checkpoint (weights, state, step count)">,
+    Option<"saveFile", "save", "std::string", /*default=*/"\"\"",
+           "Write a checkpoint here after the last step">,
+    Option<"saveEvery", "save-every", "unsigned", /*default=*/"0",
+           "Also write the checkpoint every N steps">,
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",

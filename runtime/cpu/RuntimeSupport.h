@@ -1,0 +1,123 @@
+//===- RuntimeSupport.h - Shared helpers of the CPU runtime --*- C++ -*-===//
+//
+// The memref views, element types and error exits that every file of the
+// CPU runtime uses. Private to runtime/cpu.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_CPU_RUNTIMESUPPORT_H
+#define TOFU_RUNTIME_CPU_RUNTIMESUPPORT_H
+
+#include "tofu/Runtime/TofuRuntime.h"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace tofu {
+namespace runtime {
+
+/// Aborts the job when an MPI call fails, naming the call.
+#define TOFU_MPI_CHECK(call)                                                   \
+  do {                                                                         \
+    int status_ = (call);                                                      \
+    if (status_ != MPI_SUCCESS) {                                              \
+      char text_[MPI_MAX_ERROR_STRING];                                        \
+      int length_ = 0;                                                         \
+      MPI_Error_string(status_, text_, &length_);                              \
+      std::fprintf(stderr, "tofu runtime: %s failed: %s\n", #call, text_);     \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                            \
+    }                                                                          \
+  } while (0)
+
+[[noreturn]] inline void fatal(const char *message) {
+  std::fprintf(stderr, "tofu runtime: %s\n", message);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+/// A strided view of a memref descriptor.
+struct View {
+  char *data = nullptr;
+  std::vector<int64_t> sizes, strides;
+  int64_t elementBytes = 0;
+
+  int64_t volume() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+};
+
+inline View getView(const TofuUnrankedMemRef *m, int64_t elementBytes) {
+  auto *d = static_cast<int64_t *>(m->descriptor);
+  View v;
+  char *aligned = reinterpret_cast<char *>(d[1]);
+  v.data = aligned + d[2] * elementBytes;
+  v.sizes.assign(d + 3, d + 3 + m->rank);
+  v.strides.assign(d + 3 + m->rank, d + 3 + 2 * m->rank);
+  v.elementBytes = elementBytes;
+  return v;
+}
+
+inline std::vector<int64_t> getInts(const TofuUnrankedMemRef *m) {
+  View v = getView(m, sizeof(int64_t));
+  std::vector<int64_t> out;
+  int64_t n = v.volume();
+  int64_t stride = v.strides.empty() ? 1 : v.strides.back();
+  if (v.sizes.size() > 1)
+    fatal("integer arrays must be one-dimensional");
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(reinterpret_cast<int64_t *>(v.data)[i * stride]);
+  return out;
+}
+
+inline int64_t bytesOf(int64_t type) {
+  if (type == TOFU_F32 || type == TOFU_I32)
+    return 4;
+  if (type == TOFU_F64 || type == TOFU_I64)
+    return 8;
+  fatal("unsupported element type");
+}
+
+/// Calls `f(offset in elements of the view, index)` for every element of
+/// the sub-box [lo, lo + sizes) of a view, in row-major order.
+template <typename F>
+void forEach(const View &v, const std::vector<int64_t> &lo,
+             const std::vector<int64_t> &sizes, F f) {
+  size_t rank = sizes.size();
+  for (int64_t s : sizes)
+    if (s <= 0)
+      return;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t linear = 0;
+  while (true) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d)
+      offset += (lo[d] + idx[d]) * v.strides[d];
+    f(offset, linear++);
+    size_t d = rank;
+    while (d > 0) {
+      --d;
+      if (++idx[d] < sizes[d])
+        break;
+      idx[d] = 0;
+      if (d == 0)
+        return;
+    }
+    if (rank == 0)
+      return;
+  }
+}
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_CPU_RUNTIMESUPPORT_H
