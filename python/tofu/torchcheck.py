@@ -121,7 +121,12 @@ def train_torch(torch, twin, weights, data, steps, optimizer):
 def relative_norm(ours, theirs):
     diff = math.sqrt(sum((a - b) ** 2 for a, b in zip(ours, theirs)))
     norm = math.sqrt(sum(b * b for b in theirs))
-    return diff / norm if norm else diff
+    return _no_nan(diff / norm if norm else diff)
+
+
+def _no_nan(x):
+    """`x`, with NaN as infinity (max() would drop a NaN)."""
+    return math.inf if math.isnan(x) else x
 
 
 def check(name, options, tofu_opt, tofu_run, ranks, optimizer="adam",
@@ -173,7 +178,7 @@ def check(name, options, tofu_opt, tofu_run, ranks, optimizer="adam",
                            timeout)
             ours = [float(v) for v in
                     re.findall(r"^step \d+: loss (\S+)", printed, re.M)]
-            loss_diff = max(abs(a - b) / max(abs(b), 1e-300)
+            loss_diff = max(_no_nan(abs(a - b) / max(abs(b), 1e-300))
                             for a, b in zip(ours, theirs))
             if len(ours) != steps:
                 loss_diff = math.inf

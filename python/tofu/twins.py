@@ -164,13 +164,18 @@ def _mse(pred, target):
     return (diff * diff).sum() * (1.0 / pred.numel())
 
 
-def _mlp(torch, p, o, x, labels):
+def mlp_logits(torch, p, o, x):
+    """The logits of the zoo's MLP with weights `p` and options `o`."""
     layers = o["layers"]
     for i in range(layers):
         x = x @ p[f"w{i}"] + p[f"b{i}"]
         if i != layers - 1:
             x = torch.relu(x)
-    return _softmax_cross_entropy(torch, x, labels)
+    return x
+
+
+def _mlp(torch, p, o, x, labels):
+    return _softmax_cross_entropy(torch, mlp_logits(torch, p, o, x), labels)
 
 
 def _mlp_weights(o):
@@ -443,6 +448,8 @@ def check(name, options, tofu_opt, tofu_run, steps=4, lr=0.01, rtol=1e-8,
                 p -= lr * p.grad
         ours, theirs = value.item(), tofu_losses[s]
         rel = abs(ours - theirs) / max(abs(theirs), 1e-300)
+        if math.isnan(rel):
+            rel = math.inf  # max() would drop a NaN
         worst = max(worst, rel)
         out.write(f"{canonical} step {s}: tofu-run {theirs:.9g} "
                   f"twin {ours:.17g} rel {rel:.2e}\n")

@@ -14,6 +14,8 @@
 #include "tofu/Runtime/GemmPlan.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
+#include "RuntimeSupport.h"
+
 #include <cblas.h>
 
 #include <cstdio>
@@ -29,19 +31,10 @@ namespace {
   std::abort();
 }
 
-/// Sets OpenBLAS's thread count once, from TOFU_NUM_THREADS (default 1).
+/// Sets OpenBLAS's thread count once, from TOFU_NUM_THREADS.
 void setThreadsOnce() {
   static const bool done = [] {
-    int threads = 1;
-    if (const char *v = std::getenv("TOFU_NUM_THREADS")) {
-      char *end = nullptr;
-      long n = std::strtol(v, &end, 10);
-      if (!*v || *end || n < 1 || n > 1024)
-        misuse("TOFU_NUM_THREADS", "must be an integer in [1, 1024], not '" +
-                                       std::string(v) + "'");
-      threads = int(n);
-    }
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(tofu::runtime::getLibraryThreads());
     return true;
   }();
   (void)done;

@@ -117,6 +117,27 @@ void forEach(const View &v, const std::vector<int64_t> &lo,
   }
 }
 
+/// The threads of each library call (OpenBLAS, oneDNN): TOFU_NUM_THREADS,
+/// an integer in [1, 1024] (default 1); stops with a message otherwise.
+inline int getLibraryThreads() {
+  static const int threads = [] {
+    const char *v = std::getenv("TOFU_NUM_THREADS");
+    if (!v)
+      return 1;
+    char *end = nullptr;
+    long n = std::strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > 1024) {
+      std::fprintf(stderr,
+                   "tofu runtime: TOFU_NUM_THREADS must be an integer in "
+                   "[1, 1024], not '%s'\n",
+                   v);
+      std::exit(1);
+    }
+    return int(n);
+  }();
+  return threads;
+}
+
 } // namespace runtime
 } // namespace tofu
 

@@ -649,15 +649,21 @@ TOFU_FILL_HASH_ALIAS(i32)
 TOFU_FILL_HASH_ALIAS(i64)
 #undef TOFU_FILL_HASH_ALIAS
 
-double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
-                                        TofuUnrankedMemRef *reference,
-                                        TofuUnrankedMemRef *offsets,
-                                        int64_t type) {
+} // extern "C"
+
+namespace {
+/// The elements of a tile (`x`) and of the same region of a whole
+/// reference tensor at `offsets` (`y`), in row-major order, and the largest
+/// magnitude of the whole reference.
+double readTileAndReference(TofuUnrankedMemRef *tile,
+                            TofuUnrankedMemRef *reference,
+                            TofuUnrankedMemRef *offsets, int64_t type,
+                            std::vector<double> &x, std::vector<double> &y) {
   int64_t eb = bytesOf(type);
   View a = getView(tile, eb), b = getView(reference, eb);
   std::vector<int64_t> lo = getInts(offsets);
   if (lo.size() != a.sizes.size() || b.sizes.size() != a.sizes.size())
-    fatal("max_difference: the tile and the reference differ in rank");
+    fatal("difference: the tile and the reference differ in rank");
   auto read = [&](const View &v, int64_t off) {
     if (type == TOFU_F32) {
       float f;
@@ -668,18 +674,29 @@ double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
     std::memcpy(&d, v.data + off * eb, 8);
     return d;
   };
-  // The scale of the whole reference tensor, at least 1e-3, so that
-  // tensors that are zero up to rounding compare absolutely.
   double scale = 0;
   forEach(b, std::vector<int64_t>(b.sizes.size(), 0), b.sizes,
           [&](int64_t off, int64_t) {
             scale = std::max(scale, std::fabs(read(b, off)));
           });
-  std::vector<double> x, y;
   forEach(a, std::vector<int64_t>(a.sizes.size(), 0), a.sizes,
           [&](int64_t off, int64_t) { x.push_back(read(a, off)); });
   forEach(b, lo, a.sizes,
           [&](int64_t off, int64_t) { y.push_back(read(b, off)); });
+  return scale;
+}
+} // namespace
+
+extern "C" {
+
+double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
+                                        TofuUnrankedMemRef *reference,
+                                        TofuUnrankedMemRef *offsets,
+                                        int64_t type) {
+  std::vector<double> x, y;
+  // The scale of the whole reference tensor, at least 1e-3, so that
+  // tensors that are zero up to rounding compare absolutely.
+  double scale = readTileAndReference(tile, reference, offsets, type, x, y);
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     double d = std::fabs(x[i] - y[i]);
@@ -690,24 +707,35 @@ double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
   return worst / std::max(scale, 1e-3);
 }
 
-void tofu_print_loss(int64_t step, double loss, int64_t hasReference,
-                     double reference) {
-  if (tofu_rank() != 0)
-    return;
-  if (hasReference)
-    std::printf("step %lld: loss %.9g reference %.9g\n", (long long)step, loss,
-                reference);
-  else
-    std::printf("step %lld: loss %.9g\n", (long long)step, loss);
-  std::fflush(stdout);
+double _mlir_ciface_tofu_norm_difference(TofuUnrankedMemRef *tile,
+                                         TofuUnrankedMemRef *reference,
+                                         TofuUnrankedMemRef *offsets,
+                                         int64_t type) {
+  ensureInitialized();
+  std::vector<double> x, y;
+  readTileAndReference(tile, reference, offsets, type, x, y);
+  // Every element of a tensor is held by as many ranks as any other (a
+  // layout replicates along whole grid axes), so the sums over all tiles
+  // are the tensor's sums times one factor, which the ratio cancels.
+  double sums[2] = {0, 0}, total[2] = {0, 0};
+  for (size_t i = 0; i < x.size(); ++i) {
+    sums[0] += (x[i] - y[i]) * (x[i] - y[i]);
+    sums[1] += y[i] * y[i];
+  }
+  TOFU_MPI_CHECK(
+      MPI_Allreduce(sums, total, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  if (std::isnan(total[0]))
+    return INFINITY;
+  return total[1] > 0 ? std::sqrt(total[0] / total[1]) : std::sqrt(total[0]);
 }
 
-void tofu_print_difference(double difference) {
+void tofu_print_difference(double difference, double normDifference) {
   ensureInitialized();
   double worst = 0;
   TOFU_MPI_CHECK(MPI_Reduce(&difference, &worst, 1, MPI_DOUBLE, MPI_MAX, 0,
                             MPI_COMM_WORLD));
   if (state().rank == 0) {
+    std::printf("relative norm difference: %.3g\n", normDifference);
     std::printf("max relative difference: %.3g\n", worst);
     std::fflush(stdout);
   }

@@ -144,6 +144,17 @@ static llvm::cl::opt<std::string> resumeFile(
     llvm::cl::desc("Continue from this checkpoint of --save: its weights, "
                    "optimizer state and step count, up to --steps in all"),
     llvm::cl::value_desc("file"), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<unsigned>
+    logEvery("log-every",
+             llvm::cl::desc("Print the loss, steps/s and samples/s every N "
+                            "steps and after the last (default 1)"),
+             llvm::cl::value_desc("N"), llvm::cl::init(1),
+             llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> logFile(
+    "log",
+    llvm::cl::desc("Write one JSON line per step (step, loss, seconds) to "
+                   "this file"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> listInputs(
     "list-inputs",
     llvm::cl::desc("Print the name, global shape, element type and kind of "
@@ -419,6 +430,8 @@ int main(int argc, char **argv) {
                 "the weights)");
   if (saveEvery > 0 && saveFile.empty())
     return fail("--save-every needs --save");
+  if (logEvery < 1)
+    return fail("--log-every must be at least 1");
   for (const std::string *path : {&initFile, &dataFile, &resumeFile})
     if (!path->empty() && !llvm::sys::fs::exists(*path))
       return fail("no such file: " + *path);
@@ -459,6 +472,10 @@ int main(int argc, char **argv) {
       driver += std::string(" ") + option + "={" + *value + "}";
   if (saveEvery > 0)
     driver += " save-every=" + std::to_string(saveEvery);
+  if (logEvery != 1)
+    driver += " log-every=" + std::to_string(logEvery);
+  if (!logFile.empty())
+    driver += " log={" + logFile + "}";
   driver += "}";
   if (rankThreads < 1 || rankThreads > 1024)
     return fail("--threads must be in [1, 1024]");

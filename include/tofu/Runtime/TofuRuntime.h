@@ -66,6 +66,23 @@ void tofu_cpu_dgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                     intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
                     float beta);
 
+/// f32 convolutions through oneDNN (convert-tofu-to-cpu), with the
+/// parameters and semantics of the GPU runtime's tofu_gpu_conv2d_*
+/// (TOFU_GPU_CONV2D_PARAMS in TofuCudaRuntime.h, checked by ConvPlan.h):
+/// Y = conv(X, W) + beta Y, X = conv_data_gradient(W, Y) + beta X and
+/// W = conv_filter_gradient(X, Y) + beta W. Each distinct problem creates
+/// its oneDNN primitive once.
+#define TOFU_CPU_CONV2D_PARAMS                                                 \
+  intptr_t n, intptr_t c, intptr_t h, intptr_t w, intptr_t f, intptr_t kh,     \
+      intptr_t kw, intptr_t oh, intptr_t ow, intptr_t strideH,                 \
+      intptr_t strideW, intptr_t padH, intptr_t padW, intptr_t x, intptr_t xN, \
+      intptr_t xC, intptr_t xH, intptr_t xW, intptr_t filter, intptr_t wF,     \
+      intptr_t wC, intptr_t wH, intptr_t wW, intptr_t y, intptr_t yN,          \
+      intptr_t yF, intptr_t yH, intptr_t yW, float beta
+void tofu_cpu_conv2d_forward(TOFU_CPU_CONV2D_PARAMS);
+void tofu_cpu_conv2d_backward_data(TOFU_CPU_CONV2D_PARAMS);
+void tofu_cpu_conv2d_backward_filter(TOFU_CPU_CONV2D_PARAMS);
+
 /// Wall-clock step timer (tofu-run --timing): begin and end bracket one
 /// step, with a barrier across ranks at each; report prints, from rank 0,
 /// the median over the steps after the first `warmup`.
@@ -181,13 +198,30 @@ double _mlir_ciface_tofu_max_difference(TofuUnrankedMemRef *tile,
                                         TofuUnrankedMemRef *reference,
                                         TofuUnrankedMemRef *offsets,
                                         int64_t type);
+/// Configures tofu_print_loss for a run of `steps` steps of
+/// `samplesPerStep` samples (0: unknown): print every `every` steps and
+/// the last, and write one JSON line per step to `path` (a byte buffer;
+/// empty for none) on rank 0.
+void _mlir_ciface_tofu_log_open(TofuUnrankedMemRef *path, int64_t every,
+                                int64_t steps, int64_t samplesPerStep);
 /// Prints (on rank 0) the loss of a step, and the reference loss when
-/// `hasReference`.
+/// `hasReference`; after tofu_log_open, only the steps it selects, with the
+/// steps and samples per second since the previous printed line.
 void tofu_print_loss(int64_t step, double loss, int64_t hasReference,
                      double reference);
-/// Prints (on rank 0) `max relative difference: X` with X the maximum of
-/// `difference` over all ranks.
-void tofu_print_difference(double difference);
+/// The relative norm ||a - b|| / ||b|| (||a - b|| when b is zero) of a
+/// distributed tensor against its whole reference, from every rank's tile
+/// at its `offsets`. Collective; every rank gets the value. NaN counts as
+/// infinite.
+double _mlir_ciface_tofu_norm_difference(TofuUnrankedMemRef *tile,
+                                         TofuUnrankedMemRef *reference,
+                                         TofuUnrankedMemRef *offsets,
+                                         int64_t type);
+/// Prints (on rank 0) `relative norm difference: Y`, the largest relative
+/// norm `normDifference` (the same on every rank), and `max relative
+/// difference: X`, X the maximum of the element-wise `difference` over all
+/// ranks.
+void tofu_print_difference(double difference, double normDifference);
 /// Prints (on rank 0) the bytes received per collective, summed over ranks
 /// and divided by `steps`, and the largest peak of live allocated bytes.
 void tofu_print_statistics(int64_t steps);

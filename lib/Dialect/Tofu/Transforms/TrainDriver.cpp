@@ -368,6 +368,13 @@ void TofuTrainDriverPass::runOnOperation() {
   }
   // Stops the job (with every problem of the files) before the first step.
   Value start = io ? d.call("tofu_io_start", {}, {b.getI64Type()}) : d.i64(0);
+  // The samples of a step: the global batch of the first data argument.
+  int64_t samples = 0;
+  for (unsigned i = 0; i < numArgs && !samples; ++i)
+    if (isData[i] && globalType(i).getRank() > 0)
+      samples = globalType(i).getDimSize(0);
+  d.call("tofu_log_open", {d.string(logFile), d.i64(std::max(1u, logEvery.getValue())),
+                           d.i64(steps), d.i64(samples)});
 
   // A batch of the data file for data argument `i` at step `s`.
   auto batch = [&](unsigned i, RankedTensorType type, Value offsets,
@@ -516,21 +523,26 @@ void TofuTrainDriverPass::runOnOperation() {
   }
 
   if (this->reference) {
-    // Every final weight and optimizer state against the reference.
-    Value worst = carry.worst;
+    // Every final weight and optimizer state against the reference,
+    // element by element and in relative norm.
+    Value worst = carry.worst, worstNorm = d.f64(0.0);
     for (unsigned r = 0; r < feeds.size(); ++r) {
       if (feeds[r] < 0)
         continue;
       Value mine = carry.args[feeds[r]], theirs = carry.refArgs[feeds[r]];
       auto type = cast<RankedTensorType>(mine.getType());
-      Value diff = d.call("tofu_max_difference",
-                          {d.view(mine), d.view(theirs),
-                           d.rankRow(argBoxes[feeds[r]], type.getRank()),
-                           d.i64(typeCode(mine))},
-                          {b.getF64Type()});
+      SmallVector<Value> operands{
+          d.view(mine), d.view(theirs),
+          d.rankRow(argBoxes[feeds[r]], type.getRank()),
+          d.i64(typeCode(mine))};
+      Value diff =
+          d.call("tofu_max_difference", operands, {b.getF64Type()});
       worst = arith::MaximumFOp::create(b, d.loc, worst, diff);
+      Value norm =
+          d.call("tofu_norm_difference", operands, {b.getF64Type()});
+      worstNorm = arith::MaximumFOp::create(b, d.loc, worstNorm, norm);
     }
-    d.call("tofu_print_difference", {worst});
+    d.call("tofu_print_difference", {worst, worstNorm});
   }
   // The statistics are per step of this run.
   d.call("tofu_print_statistics",

@@ -3,7 +3,8 @@
 lines of tofu-train-driver (tofu-run).
 
 Usage: compare_losses.py REFERENCE OTHER [RTOL]. Exits 1, naming the step,
-when a loss differs or the runs have different numbers of steps.
+when a loss differs (a NaN differs from everything) or the runs have
+different numbers of steps.
 """
 import re
 import sys
@@ -24,7 +25,8 @@ def main():
               (len(ref), len(other)))
         return 1
     for step, (a, b) in enumerate(zip(ref, other)):
-        if abs(a - b) > rtol * max(abs(a), abs(b), 1e-30):
+        # Written so that a NaN on either side is a difference.
+        if not abs(a - b) <= rtol * max(abs(a), abs(b), 1e-30):
             print("compare_losses: step %d: %r vs %r (rtol %g)" %
                   (step, a, b, rtol))
             return 1
