@@ -170,6 +170,21 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
     return func.getArgument(index);
   };
 
+  // With lr-arg, the learning rate: a 0-d argument of the weights' element
+  // type, appended first, that every update reads.
+  Value lrArgument;
+  auto getLearningRate = [&](Type element) -> Value {
+    if (!lrArg || lrArgument)
+      return lrArgument;
+    unsigned index = func.getNumArguments();
+    (void)func.insertArgument(index, RankedTensorType::get({}, element), {},
+                              loc);
+    func.setArgAttr(index, attrs::kName, b.getStringAttr("optimizer.lr"));
+    func.setArgAttr(index, attrs::kHyperparameter, b.getF64FloatAttr(lr));
+    lrArgument = func.getArgument(index);
+    return lrArgument;
+  };
+
   for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
     Value value = ret.getOperand(i);
     std::optional<int64_t> gradOf =
@@ -184,14 +199,28 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
     auto type = cast<RankedTensorType>(weight.getType());
     Type et = type.getElementType();
     UpdateBuilder u(b, loc);
+    Value lrValue = getLearningRate(et);
+    if (lrValue && lrValue.getType() != RankedTensorType::get({}, et))
+      return mlir::emitError(func.getLoc(), "tofu-optimizer: lr-arg needs "
+                                            "weights of one element type");
+    // The learning rate in a body: the operand `at`, or the constant.
+    auto rate = [&, lr](OpBuilder &nb, Location l, ValueRange a,
+                        unsigned at) -> Value {
+      return lrValue ? a[at] : constant(nb, l, et, lr);
+    };
+    auto withRate = [&](SmallVector<Value> inputs) {
+      if (lrValue)
+        inputs.push_back(lrValue);
+      return inputs;
+    };
     // w - lr * d, for the gradient or the velocity d.
     auto descend = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-      Value step = arith::MulFOp::create(nb, l, constant(nb, l, et, lr), a[1]);
+      Value step = arith::MulFOp::create(nb, l, rate(nb, l, a, 2), a[1]);
       return arith::SubFOp::create(nb, l, a[0], step);
     };
     Value updated;
     if (kind == "sgd") {
-      updated = u.map(type, {weight, value}, descend, w);
+      updated = u.map(type, withRate({weight, value}), descend, w);
     } else if (kind == "momentum") {
       Value velocity = addState(type, w, "momentum_buffer");
       Value next = u.map(
@@ -202,7 +231,7 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
             return arith::AddFOp::create(nb, l, m, a[1]);
           },
           w);
-      updated = u.map(type, {weight, next}, descend, w);
+      updated = u.map(type, withRate({weight, next}), descend, w);
       stateResults.push_back(next);
       stateResultOf.push_back(w);
     } else {
@@ -232,7 +261,7 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
       Value mNext = u.map(type, {m, value}, ema(b1, false), w);
       Value vNext = u.map(type, {v, value}, ema(b2, true), w);
       updated = u.map(
-          type, {weight, mNext, vNext, nextStep},
+          type, withRate({weight, mNext, vNext, nextStep}),
           [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
             auto one = constant(nb, l, et, 1.0);
             auto correction = [&](double beta) -> Value {
@@ -246,7 +275,7 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
                 arith::AddFOp::create(nb, l, math::SqrtOp::create(nb, l, vHat),
                                       constant(nb, l, et, eps));
             Value delta = arith::MulFOp::create(
-                nb, l, constant(nb, l, et, lr),
+                nb, l, rate(nb, l, a, 4),
                 arith::DivFOp::create(nb, l, mHat, denom));
             return arith::SubFOp::create(nb, l, a[0], delta);
           },

@@ -49,6 +49,7 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -56,6 +57,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 
 using namespace mlir;
@@ -144,6 +146,13 @@ static llvm::cl::opt<std::string> resumeFile(
     llvm::cl::desc("Continue from this checkpoint of --save: its weights, "
                    "optimizer state and step count, up to --steps in all"),
     llvm::cl::value_desc("file"), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<double> learningRate(
+    "lr",
+    llvm::cl::desc("The learning rate of a step built with "
+                   "tofu-optimizer{lr-arg=1} (default: the one it was built "
+                   "with)"),
+    llvm::cl::value_desc("rate"), llvm::cl::init(0),
+    llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<unsigned>
     logEvery("log-every",
              llvm::cl::desc("Print the loss, steps/s and samples/s every N "
@@ -314,7 +323,9 @@ static int printInputs(ModuleOp module) {
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     StringRef kind = step.getArgAttr(i, "tofu.weight")     ? "weight"
                      : step.getArgAttr(i, "tofu.state_of") ? "state"
-                                                           : "data";
+                     : step.getArgAttr(i, "tofu.hyperparameter")
+                         ? "hyperparameter"
+                         : "data";
     llvm::outs() << tofu::getFileTensorName(step, i) << " ";
     Type type = global.getArgumentTypes()[i];
     if (auto tensor = dyn_cast<RankedTensorType>(type)) {
@@ -422,6 +433,15 @@ int main(int argc, char **argv) {
 
   if (listInputs)
     return rank == 0 ? printInputs(*module) : 0;
+  if (learningRate.getNumOccurrences())
+    if (func::FuncOp step = findStep(*module);
+        step && llvm::none_of(llvm::seq(step.getNumArguments()),
+                              [&](unsigned i) {
+                                return step.getArgAttr(i,
+                                                       "tofu.hyperparameter");
+                              }))
+      return fail("--lr: the step's learning rate is a constant; build it "
+                  "with tofu-optimizer{lr-arg=1} to set it at run time");
   if (onGPU && (!initFile.empty() || !dataFile.empty() || !saveFile.empty() ||
                 !resumeFile.empty()))
     return fail("--gpu does not take --init, --data, --save or --resume yet");
@@ -474,6 +494,11 @@ int main(int argc, char **argv) {
     driver += " save-every=" + std::to_string(saveEvery);
   if (logEvery != 1)
     driver += " log-every=" + std::to_string(logEvery);
+  if (learningRate.getNumOccurrences()) {
+    if (!(learningRate > 0) || !std::isfinite(double(learningRate)))
+      return fail("--lr must be positive");
+    driver += " lr=" + llvm::formatv("{0:e17}", double(learningRate)).str();
+  }
   if (!logFile.empty())
     driver += " log={" + logFile + "}";
   driver += "}";

@@ -310,7 +310,14 @@ def TofuOptimizer : Pass<"tofu-optimizer", "mlir::ModuleOp"> {
 
     State arguments are appended after the original arguments (marked
     `tofu.state_of`), state results after the weights (marked
-    `tofu.updated_arg`).
+    `tofu.updated_arg`). Each state argument is named (`tofu.name`) after
+    its weight and torch.optim's key: `<w>.momentum_buffer`, `<w>.exp_avg`,
+    `<w>.exp_avg_sq`, and `optimizer.step` for Adam's step count.
+
+    With `lr-arg`, the learning rate is a 0-d argument of the step
+    (`optimizer.lr`, marked `tofu.hyperparameter` with `lr` as its default
+    value) instead of a constant, so that one compiled step serves any
+    learning rate (`tofu-run --lr`).
   }];
   let options = [
     Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",
@@ -322,6 +329,9 @@ def TofuOptimizer : Pass<"tofu-optimizer", "mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
     Option<"epsilon", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"lrArg", "lr-arg", "bool", /*default=*/"false",
+           "Take the learning rate as a 0-d argument of the step (default "
+           "value: lr)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -43,6 +43,9 @@ inline constexpr char kGradientOfArg[] = "tofu.grad_of_arg";
 inline constexpr char kUpdatedArg[] = "tofu.updated_arg";
 /// Function argument: optimizer state of the given weight argument (i64).
 inline constexpr char kStateOf[] = "tofu.state_of";
+/// Function argument: a 0-d hyperparameter of the optimizer (the learning
+/// rate), with its default value (f64).
+inline constexpr char kHyperparameter[] = "tofu.hyperparameter";
 /// Optimizer operation: the weight argument it updates (i64).
 inline constexpr char kUpdateOf[] = "tofu.update_of";
 

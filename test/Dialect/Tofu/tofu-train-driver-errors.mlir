@@ -5,6 +5,8 @@
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="init=a resume=b" 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="unroll=1 resume=b" 2>&1 | FileCheck %s --check-prefix=UNROLL
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="save-every=2" 2>&1 | FileCheck %s --check-prefix=EVERY
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="lr=0.1" 2>&1 | FileCheck %s --check-prefix=LR
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="lr=-1" 2>&1 | FileCheck %s --check-prefix=NEGLR
 
 // Tests that the driver range-checks its options on a valid step: no steps
 // at all (which used to crash with reference=1), too many steps, an empty
@@ -17,6 +19,8 @@
 // BOTH: tofu-train-driver: init and resume exclude each other
 // UNROLL: tofu-train-driver: resume needs the step loop (unroll=0)
 // EVERY: tofu-train-driver: save-every needs a save file
+// LR: tofu-train-driver: the step's learning rate is a constant; build it with tofu-optimizer{lr-arg=1} to set it at run time
+// NEGLR: tofu-train-driver: lr must be positive
 
 // expected-error @+1 {{tofu-train-driver: steps must be at least 1, not 0}}
 func.func @step(%w: tensor<4xf32> {tofu.weight}, %x: tensor<4xf32>)

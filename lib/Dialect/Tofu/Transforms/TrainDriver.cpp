@@ -271,6 +271,20 @@ void TofuTrainDriverPass::runOnOperation() {
                                    "step loop (unroll=0)");
     return signalPassFailure();
   }
+  if (learningRate < 0 || !std::isfinite(double(learningRate))) {
+    mlir::emitError(step.getLoc(), "tofu-train-driver: lr must be positive");
+    return signalPassFailure();
+  }
+  if (learningRate > 0 &&
+      llvm::none_of(llvm::seq(step.getNumArguments()), [&](unsigned i) {
+        return step.getArgAttr(i, attrs::kHyperparameter) != nullptr;
+      })) {
+    mlir::emitError(step.getLoc(),
+                    "tofu-train-driver: the step's learning rate is a "
+                    "constant; build it with tofu-optimizer{lr-arg=1} to set "
+                    "it at run time");
+    return signalPassFailure();
+  }
   if (saveEvery && saveFile.empty()) {
     mlir::emitError(step.getLoc(),
                     "tofu-train-driver: save-every needs a save file");
@@ -294,11 +308,17 @@ void TofuTrainDriverPass::runOnOperation() {
   unsigned numArgs = step.getNumArguments();
   SmallVector<std::string> names;
   SmallVector<bool> isWeight, isState, isData;
+  // The value of each hyperparameter argument (the learning rate).
+  DenseMap<unsigned, double> hyperparameters;
   for (unsigned i = 0; i < numArgs; ++i) {
     names.push_back(tofu::getFileTensorName(step, i));
     isState.push_back(step.getArgAttr(i, attrs::kStateOf) != nullptr);
     isWeight.push_back(step.getArgAttr(i, attrs::kWeight) != nullptr);
-    isData.push_back(!isState[i] && !isWeight[i]);
+    auto hyper = step.getArgAttrOfType<FloatAttr>(i, attrs::kHyperparameter);
+    if (hyper)
+      hyperparameters[i] = learningRate > 0 ? double(learningRate)
+                                            : hyper.getValueAsDouble();
+    isData.push_back(!isState[i] && !isWeight[i] && !hyper);
   }
   auto globalType = [&](unsigned i) {
     return cast<RankedTensorType>(globalOf.getArgumentTypes()[i]);
@@ -323,11 +343,16 @@ void TofuTrainDriverPass::runOnOperation() {
       return signalPassFailure();
     argBoxes.push_back(*boxes);
     bool state = isState[i], weight = isWeight[i];
+    auto hyper = hyperparameters.find(i);
     auto fill = [&](RankedTensorType type, Value offsets) -> Value {
       auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
       Value buffer = memref::AllocOp::create(b, d.loc, memrefType);
       Type element = type.getElementType();
-      if (state) {
+      if (hyper != hyperparameters.end()) {
+        Value value = arith::ConstantOp::create(
+            b, d.loc, b.getFloatAttr(element, hyper->second));
+        linalg::FillOp::create(b, d.loc, ValueRange{value}, ValueRange{buffer});
+      } else if (state) {
         // A zero buffer of its own for each state argument: zero fills of
         // tensor.empty would be merged by CSE into one buffer shared by
         // all the states of a shape, and the first step would then start

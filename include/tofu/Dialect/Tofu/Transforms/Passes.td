@@ -128,6 +128,9 @@ def TofuTrainDriver : Pass<"tofu-train-driver", "mlir::ModuleOp"> {
            "Write a checkpoint here after the last step">,
     Option<"saveEvery", "save-every", "unsigned", /*default=*/"0",
            "Also write the checkpoint every N steps">,
+    Option<"learningRate", "lr", "double", /*default=*/"0",
+           "The learning rate of a step built with tofu-optimizer{lr-arg=1} "
+           "(default: the one it was built with)">,
     Option<"logEvery", "log-every", "unsigned", /*default=*/"1",
            "Print the loss and the speed every N steps (and the last)">,
     Option<"logFile", "log", "std::string", /*default=*/"\"\"",
