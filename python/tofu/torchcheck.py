@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 
-from tofu import models, safetensors, twins
+from tofu import exports, models, safetensors, twins
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 
@@ -81,15 +81,13 @@ def make_files(torch, twin, inputs, fans, dtype, seed, init_path, data_path):
                               * 2 - 1) * bound)
         elif kind == "data":
             samples = [2 * shape[0]] + shape[1:]
-            if name in ("labels", "target") or name.startswith("y"):
-                # Class probabilities as the zoo's losses take them: one-hot
-                # rows for classifiers, values for regression targets.
-                if twin.model in ("mlp", "wresnet") or name == "labels":
-                    classes = shape[-1]
-                    hot = torch.randint(classes, samples[:-1], generator=gen)
-                    data[name] = torch.nn.functional.one_hot(
-                        hot, classes).to(tdtype)
-                    continue
+            if name == "labels":
+                # The zoo's classifiers take class probabilities: one-hot
+                # rows. Other data (inputs, regression targets) is uniform.
+                classes = shape[-1]
+                hot = torch.randint(classes, samples[:-1], generator=gen)
+                data[name] = torch.nn.functional.one_hot(hot, classes).to(tdtype)
+                continue
             data[name] = torch.rand(samples, generator=gen, dtype=tdtype) * 2 - 1
     safetensors.save(init_path, {n: (st, list(t.shape), t.flatten().tolist())
                                  for n, t in weights.items()})
@@ -131,23 +129,36 @@ def _no_nan(x):
 
 def check(name, options, tofu_opt, tofu_run, ranks, optimizer="adam",
           dtype="f64", steps=5, lr=0.01, rtol=None, seed=3, mpiexec="mpiexec",
-          timeout=900, out=sys.stdout):
-    """Runs the comparison; returns True when every figure is within
-    `rtol`."""
+          timeout=900, out=sys.stdout, export=False):
+    """Runs the comparison for zoo model `name` (or, with `export`, the
+    export `name` of tofu.exports); returns True when every figure is
+    within `rtol`."""
     import torch
     torch.use_deterministic_algorithms(True)
     rtol = rtol if rtol is not None else (1e-9 if dtype == "f64" else 1e-4)
     momentum, betas, eps = 0.9, (0.9, 0.999), 1e-8
-    canonical, values = twins.resolve(name, options)
-    b, loss = models.build(canonical, dtype, **values)
-    twin, _ = twins.build(canonical, values, dtype)
+    if export:
+        source, autodiff, builder = exports.EXPORTS[name]
+        canonical = name
+        with open(source) as f:
+            forward = f.read()
+        twin = builder(torch, dtype)
+        # The exports are f32.
+        passes = ([f"--tofu-convert-float-type=from=f32 to={dtype}"]
+                  if dtype != "f32" else []) + [f"--tofu-autodiff={autodiff}"]
+    else:
+        canonical, values = twins.resolve(name, options)
+        b, loss = models.build(canonical, dtype, **values)
+        forward = b.finish(loss)
+        twin, _ = twins.build(canonical, values, dtype)
+        passes = ["--tofu-autodiff"]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         path = lambda f: os.path.join(tmp, f)
         with open(path("fwd.mlir"), "w") as f:
-            f.write(b.finish(loss))
-        _run([tofu_opt, path("fwd.mlir"), "--tofu-autodiff",
-              f"--tofu-optimizer=kind={optimizer} lr={lr!r} "
+            f.write(forward)
+        _run([tofu_opt, path("fwd.mlir")] + passes +
+             [f"--tofu-optimizer=kind={optimizer} lr={lr!r} "
               f"momentum={momentum!r} beta1={betas[0]!r} beta2={betas[1]!r} "
               f"eps={eps!r}", "-o", path("step.mlir")], timeout)
         inputs = list_inputs(tofu_run, path("step.mlir"), timeout)
@@ -200,10 +211,12 @@ def check(name, options, tofu_opt, tofu_run, ranks, optimizer="adam",
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = "python3 -m tofu.torchcheck"
-    if not argv or argv[0].startswith("-"):
+    if not argv or (argv[0].startswith("-") and argv[0] != "--export"):
         sys.stderr.write(f"usage: {prog} MODEL [model options] --optimizer "
                          "sgd|momentum|adam --ranks 1,2,4 --dtype f64|f32\n"
-                         f"models: {', '.join(twins.TWIN_MODELS)}\n")
+                         f"       {prog} --export NAME [same options]\n"
+                         f"models: {', '.join(twins.TWIN_MODELS)}; exports: "
+                         f"{', '.join(sorted(exports.EXPORTS))}\n")
         return 2
 
     def extra(parser):
@@ -220,6 +233,17 @@ def main(argv=None):
                            help="default 1e-9 in f64, 1e-4 in f32")
         group.add_argument("--seed", type=int, default=3)
 
+    if argv[0] == "--export":
+        parser = argparse.ArgumentParser(prog=f"{prog} --export")
+        parser.add_argument("name", choices=sorted(exports.EXPORTS))
+        parser.add_argument("--dtype", choices=["f32", "f64"], default="f64")
+        extra(parser)
+        args = parser.parse_args(argv[1:])
+        ok = check(args.name, {}, args.tofu_opt, args.tofu_run,
+                   [int(k) for k in args.ranks.split(",")], args.optimizer,
+                   args.dtype, args.train_steps, args.lr, args.rtol, args.seed,
+                   args.mpiexec, export=True)
+        return 0 if ok else 1
     name, options, args = twins._parse_model_options(prog, argv[0], argv[1:],
                                                      extra)
     options.pop("dtype", None)
