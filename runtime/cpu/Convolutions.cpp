@@ -4,9 +4,11 @@
 // the convolutions that convert-tofu-to-cpu emits, with the ABI and the
 // checks of the GPU backend's (ConvPlan.h), computed by oneDNN's
 // convolution primitives on the image, filter and output in place (oneDNN
-// memory descriptors take their strides). Each distinct problem creates its
-// primitive once and reuses it in every later step; a call that accumulates
-// (beta = 1) computes into a scratch tensor and adds it.
+// memory descriptors take their strides; where the primitive prefers one
+// of oneDNN's blocked layouts, reorders copy into and out of it). Each
+// distinct problem creates its primitive, reorders and buffers once and
+// reuses them in every later step; a call that accumulates (beta = 1) adds
+// its result to the written tensor in the reorder out of the primitive.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,14 +63,26 @@ Engine &getEngine() {
   return e;
 }
 
-/// One problem's primitive and the memory objects of its three tensors,
-/// whose data handles each call sets.
+/// One tensor of a convolution: the caller's memory (its strides, the
+/// data handle set at each call) and, when the primitive wants another
+/// layout (oneDNN's blocked formats, which its fast kernels take) or the
+/// call accumulates, the primitive's own memory and the reorder between
+/// them.
+struct Operand {
+  dnnl_memory_t user = nullptr, inner = nullptr;
+  /// user -> inner before the convolution (read tensors), or inner -> user
+  /// after it (the written tensor, with a sum post-op when beta = 1).
+  dnnl_primitive_t reorder = nullptr;
+};
+
+/// One problem's convolution primitive and its three tensors.
 struct Convolution {
   dnnl_primitive_t primitive = nullptr;
-  dnnl_memory_t x = nullptr, w = nullptr, y = nullptr;
-  /// The written tensor's scratch copy for beta = 1, packed.
-  dnnl_memory_t scratch = nullptr;
-  std::vector<float> scratchData;
+  /// X, W and Y in the order of the ABI; `written` is the one computed.
+  Operand operands[3];
+  int written = 0;
+  /// The execution argument of each operand for the primitive.
+  int args[3] = {0, 0, 0};
 };
 
 dnnl_memory_desc_t describe(const intptr_t sizes[4],
@@ -82,14 +96,16 @@ dnnl_memory_desc_t describe(const intptr_t sizes[4],
   return md;
 }
 
-dnnl_memory_desc_t describePacked(const intptr_t sizes[4]) {
-  intptr_t strides[4];
-  intptr_t packed = 1;
-  for (int d = 3; d >= 0; --d) {
-    strides[d] = packed;
-    packed *= sizes[d];
-  }
-  return describe(sizes, strides);
+/// A descriptor that lets the primitive choose the layout.
+dnnl_memory_desc_t describeAny(const intptr_t sizes[4]) {
+  dnnl_dims_t dims;
+  for (int d = 0; d < 4; ++d)
+    dims[d] = sizes[d];
+  dnnl_memory_desc_t md;
+  check(dnnl_memory_desc_init_by_tag(&md, 4, dims, dnnl_f32,
+                                     dnnl_format_tag_any),
+        "dnnl_memory_desc_init_by_tag");
+  return md;
 }
 
 /// The padding after the last row (column) that makes oneDNN's output
@@ -101,25 +117,53 @@ intptr_t getPaddingAfter(intptr_t in, intptr_t kernel, intptr_t out,
   return std::max<intptr_t>(0, (out - 1) * stride + kernel - in - before);
 }
 
+/// Sets up `o` for the caller's layout `user` and the primitive's `inner`.
+void prepareOperand(Operand &o, const dnnl_memory_desc_t &user,
+                    const dnnl_memory_desc_t &inner, bool written,
+                    bool accumulate) {
+  Engine &e = getEngine();
+  check(dnnl_memory_create(&o.user, &user, e.engine, DNNL_MEMORY_NONE),
+        "dnnl_memory_create");
+  if (dnnl_memory_desc_equal(&user, &inner) && !(written && accumulate)) {
+    o.inner = o.user;
+    return;
+  }
+  check(dnnl_memory_create(&o.inner, &inner, e.engine, DNNL_MEMORY_ALLOCATE),
+        "dnnl_memory_create");
+  dnnl_primitive_attr_t attr = nullptr;
+  if (written && accumulate) {
+    // The reorder adds the result to the caller's tensor.
+    dnnl_post_ops_t ops;
+    check(dnnl_post_ops_create(&ops), "dnnl_post_ops_create");
+    check(dnnl_post_ops_append_sum(ops, 1.0f), "dnnl_post_ops_append_sum");
+    check(dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create");
+    check(dnnl_primitive_attr_set_post_ops(attr, ops),
+          "dnnl_primitive_attr_set_post_ops");
+    check(dnnl_post_ops_destroy(ops), "dnnl_post_ops_destroy");
+  }
+  dnnl_primitive_desc_t pd;
+  const dnnl_memory_desc_t &from = written ? inner : user;
+  const dnnl_memory_desc_t &to = written ? user : inner;
+  check(dnnl_reorder_primitive_desc_create(&pd, &from, e.engine, &to,
+                                           e.engine, attr),
+        "dnnl_reorder_primitive_desc_create");
+  check(dnnl_primitive_create(&o.reorder, pd), "dnnl_primitive_create");
+  check(dnnl_primitive_desc_destroy(pd), "dnnl_primitive_desc_destroy");
+  if (attr)
+    check(dnnl_primitive_attr_destroy(attr), "dnnl_primitive_attr_destroy");
+}
+
 std::unique_ptr<Convolution> create(ConvKind kind, const ConvProblem &p) {
   Engine &e = getEngine();
-  intptr_t xs[4], ws[4], ys[4];
-  p.getXSizes(xs);
-  p.getWSizes(ws);
-  p.getYSizes(ys);
-  dnnl_memory_desc_t xMd = describe(xs, p.xStrides),
-                     wMd = describe(ws, p.wStrides),
-                     yMd = describe(ys, p.yStrides);
-  // The scratch tensor replaces the written one when accumulating.
-  dnnl_memory_desc_t written = kind == ConvKind::Forward ? yMd
-                               : kind == ConvKind::BackwardData
-                                   ? xMd
-                                   : wMd;
-  if (p.beta != 0.0f)
-    written = describePacked(kind == ConvKind::Forward        ? ys
-                             : kind == ConvKind::BackwardData ? xs
-                                                              : ws);
-  dnnl_dims_t strides = {p.strideH, p.strideW};
+  intptr_t sizes[3][4];
+  p.getXSizes(sizes[0]);
+  p.getWSizes(sizes[1]);
+  p.getYSizes(sizes[2]);
+  const intptr_t *strides[3] = {p.xStrides, p.wStrides, p.yStrides};
+  dnnl_memory_desc_t any[3];
+  for (int i = 0; i < 3; ++i)
+    any[i] = describeAny(sizes[i]);
+  dnnl_dims_t steps = {p.strideH, p.strideW};
   dnnl_dims_t before = {p.padH, p.padW};
   dnnl_dims_t after = {
       getPaddingAfter(p.h, p.kh, p.oh, p.strideH, p.padH),
@@ -127,67 +171,65 @@ std::unique_ptr<Convolution> create(ConvKind kind, const ConvProblem &p) {
   // The forward descriptor, also the hint of the backward ones.
   dnnl_convolution_desc_t forward;
   check(dnnl_convolution_forward_desc_init(
-            &forward, dnnl_forward_training, dnnl_convolution_direct, &xMd,
-            &wMd, nullptr, kind == ConvKind::Forward ? &written : &yMd,
-            strides, before, after),
+            &forward, dnnl_forward_training, dnnl_convolution_direct, &any[0],
+            &any[1], nullptr, &any[2], steps, before, after),
         "dnnl_convolution_forward_desc_init");
   dnnl_primitive_desc_t forwardPd = nullptr, pd = nullptr;
   check(dnnl_primitive_desc_create(&forwardPd, &forward, nullptr, e.engine,
                                    nullptr),
         "dnnl_primitive_desc_create (forward)");
+  auto c = std::make_unique<Convolution>();
+  dnnl_query_t queries[3];
   if (kind == ConvKind::Forward) {
     pd = forwardPd;
     forwardPd = nullptr;
+    c->written = 2;
+    int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    dnnl_query_t q[3] = {dnnl_query_src_md, dnnl_query_weights_md,
+                         dnnl_query_dst_md};
+    std::copy(args, args + 3, c->args);
+    std::copy(q, q + 3, queries);
   } else if (kind == ConvKind::BackwardData) {
     dnnl_convolution_desc_t backward;
     check(dnnl_convolution_backward_data_desc_init(
-              &backward, dnnl_convolution_direct, &written, &wMd, &yMd,
-              strides, before, after),
+              &backward, dnnl_convolution_direct, &any[0], &any[1], &any[2],
+              steps, before, after),
           "dnnl_convolution_backward_data_desc_init");
     check(dnnl_primitive_desc_create(&pd, &backward, nullptr, e.engine,
                                      forwardPd),
           "dnnl_primitive_desc_create (backward data)");
+    c->written = 0;
+    int args[3] = {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST};
+    dnnl_query_t q[3] = {dnnl_query_diff_src_md, dnnl_query_weights_md,
+                         dnnl_query_diff_dst_md};
+    std::copy(args, args + 3, c->args);
+    std::copy(q, q + 3, queries);
   } else {
     dnnl_convolution_desc_t backward;
     check(dnnl_convolution_backward_weights_desc_init(
-              &backward, dnnl_convolution_direct, &xMd, &written, nullptr,
-              &yMd, strides, before, after),
+              &backward, dnnl_convolution_direct, &any[0], &any[1], nullptr,
+              &any[2], steps, before, after),
           "dnnl_convolution_backward_weights_desc_init");
     check(dnnl_primitive_desc_create(&pd, &backward, nullptr, e.engine,
                                      forwardPd),
           "dnnl_primitive_desc_create (backward weights)");
+    c->written = 1;
+    int args[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST};
+    dnnl_query_t q[3] = {dnnl_query_src_md, dnnl_query_diff_weights_md,
+                         dnnl_query_diff_dst_md};
+    std::copy(args, args + 3, c->args);
+    std::copy(q, q + 3, queries);
   }
-  auto c = std::make_unique<Convolution>();
+  for (int i = 0; i < 3; ++i)
+    prepareOperand(c->operands[i], describe(sizes[i], strides[i]),
+                   *dnnl_primitive_desc_query_md(pd, queries[i], 0),
+                   i == c->written, p.beta != 0.0f);
   check(dnnl_primitive_create(&c->primitive, pd), "dnnl_primitive_create");
   check(dnnl_primitive_desc_destroy(pd), "dnnl_primitive_desc_destroy");
   if (forwardPd)
     check(dnnl_primitive_desc_destroy(forwardPd),
           "dnnl_primitive_desc_destroy");
-  check(dnnl_memory_create(&c->x, &xMd, e.engine, DNNL_MEMORY_NONE),
-        "dnnl_memory_create");
-  check(dnnl_memory_create(&c->w, &wMd, e.engine, DNNL_MEMORY_NONE),
-        "dnnl_memory_create");
-  check(dnnl_memory_create(&c->y, &yMd, e.engine, DNNL_MEMORY_NONE),
-        "dnnl_memory_create");
-  if (p.beta != 0.0f) {
-    c->scratchData.resize(dnnl_memory_desc_get_size(&written) /
-                          sizeof(float));
-    check(dnnl_memory_create(&c->scratch, &written, e.engine,
-                             c->scratchData.data()),
-          "dnnl_memory_create");
-  }
   return c;
-}
-
-/// Adds the packed `scratch` into the strided tensor `to` of `sizes`.
-void accumulate(const float *scratch, float *to, const intptr_t sizes[4],
-                const intptr_t strides[4]) {
-  for (intptr_t i0 = 0, k = 0; i0 < sizes[0]; ++i0)
-    for (intptr_t i1 = 0; i1 < sizes[1]; ++i1)
-      for (intptr_t i2 = 0; i2 < sizes[2]; ++i2)
-        for (intptr_t i3 = 0; i3 < sizes[3]; ++i3, ++k)
-          to[i0 * strides[0] + i1 * strides[1] + i2 * strides[2] +
-             i3 * strides[3]] += scratch[k];
 }
 
 void runConv(const char *entry, ConvKind kind, ConvProblem p) {
@@ -209,48 +251,31 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
   std::unique_ptr<Convolution> &c = cache[key];
   if (!c)
     c = create(kind, p);
-  check(dnnl_memory_set_data_handle(c->x, reinterpret_cast<void *>(p.x)),
-        "dnnl_memory_set_data_handle");
-  check(dnnl_memory_set_data_handle(c->w, reinterpret_cast<void *>(p.filter)),
-        "dnnl_memory_set_data_handle");
-  check(dnnl_memory_set_data_handle(c->y, reinterpret_cast<void *>(p.y)),
-        "dnnl_memory_set_data_handle");
-  bool scratch = p.beta != 0.0f;
-  dnnl_memory_t x = c->x, w = c->w, y = c->y;
-  if (scratch)
-    (kind == ConvKind::Forward        ? y
-     : kind == ConvKind::BackwardData ? x
-                                      : w) = c->scratch;
-  dnnl_exec_arg_t args[3];
-  if (kind == ConvKind::Forward)
-    args[0] = {DNNL_ARG_SRC, x}, args[1] = {DNNL_ARG_WEIGHTS, w},
-    args[2] = {DNNL_ARG_DST, y};
-  else if (kind == ConvKind::BackwardData)
-    args[0] = {DNNL_ARG_DIFF_SRC, x}, args[1] = {DNNL_ARG_WEIGHTS, w},
-    args[2] = {DNNL_ARG_DIFF_DST, y};
-  else
-    args[0] = {DNNL_ARG_SRC, x}, args[1] = {DNNL_ARG_DIFF_WEIGHTS, w},
-    args[2] = {DNNL_ARG_DIFF_DST, y};
   Engine &e = getEngine();
+  intptr_t handles[3] = {p.x, p.filter, p.y};
+  for (int i = 0; i < 3; ++i)
+    check(dnnl_memory_set_data_handle(c->operands[i].user,
+                                      reinterpret_cast<void *>(handles[i])),
+          "dnnl_memory_set_data_handle");
+  auto reorder = [&](const Operand &o, bool toUser) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, toUser ? o.inner : o.user},
+                               {DNNL_ARG_TO, toUser ? o.user : o.inner}};
+    check(dnnl_primitive_execute(o.reorder, e.stream, 2, args),
+          "dnnl_primitive_execute (reorder)");
+  };
+  dnnl_exec_arg_t args[3];
+  for (int i = 0; i < 3; ++i) {
+    const Operand &o = c->operands[i];
+    if (o.reorder && i != c->written)
+      reorder(o, /*toUser=*/false);
+    args[i] = {c->args[i], o.inner};
+  }
   check(dnnl_primitive_execute(c->primitive, e.stream, 3, args),
         "dnnl_primitive_execute");
+  const Operand &out = c->operands[c->written];
+  if (out.reorder)
+    reorder(out, /*toUser=*/true);
   check(dnnl_stream_wait(e.stream), "dnnl_stream_wait");
-  if (!scratch)
-    return;
-  intptr_t sizes[4];
-  const intptr_t *strides;
-  float *to;
-  if (kind == ConvKind::Forward) {
-    p.getYSizes(sizes);
-    strides = p.yStrides, to = reinterpret_cast<float *>(p.y);
-  } else if (kind == ConvKind::BackwardData) {
-    p.getXSizes(sizes);
-    strides = p.xStrides, to = reinterpret_cast<float *>(p.x);
-  } else {
-    p.getWSizes(sizes);
-    strides = p.wStrides, to = reinterpret_cast<float *>(p.filter);
-  }
-  accumulate(c->scratchData.data(), to, sizes, strides);
 }
 
 } // namespace
