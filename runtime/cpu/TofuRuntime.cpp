@@ -775,17 +775,60 @@ void tofu_print_statistics(int64_t steps) {
 
 // Allocation hooks. Each block starts with a header of `alignment` bytes
 // (at least 16) whose last 16 bytes hold the size and the header length.
+} // extern "C"
+
+namespace {
+
+/// Freed blocks of at least kMinCachedBytes, by their malloc size and
+/// alignment, handed out again to the next request of that size. A step
+/// allocates and frees the same sizes in the same order every time, so
+/// after the first step no large buffer comes from the system: fresh pages
+/// from mmap fault on first touch, which on some hosts costs more than the
+/// convolution that writes them. The live-byte counts stay those of the
+/// program's buffers. Under AddressSanitizer blocks are freed at once, so
+/// that a use after free is still caught.
+constexpr uint64_t kMinCachedBytes = 64 * 1024;
+
+std::multimap<std::pair<uint64_t, uint64_t>, char *> &freeBlocks() {
+  static std::multimap<std::pair<uint64_t, uint64_t>, char *> blocks;
+  return blocks;
+}
+
+bool cachesBlocks() {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#endif
+  return true;
+}
+
+} // namespace
+
+extern "C" {
+
 static void *allocate(uint64_t alignment, uint64_t size) {
-  uint64_t header = std::max<uint64_t>(16, alignment);
-  char *base = static_cast<char *>(std::malloc(size + header + alignment));
+  uint64_t header = std::max<uint64_t>(24, alignment);
+  uint64_t total = size + header + alignment;
+  char *base = nullptr;
+  auto &blocks = freeBlocks();
+  if (auto it = blocks.find({total, alignment}); it != blocks.end()) {
+    base = it->second;
+    blocks.erase(it);
+  } else {
+    base = static_cast<char *>(std::malloc(total));
+  }
   if (!base)
     fatal("out of memory");
   uintptr_t start = reinterpret_cast<uintptr_t>(base) + header;
   if (alignment > 1)
     start = (start + alignment - 1) / alignment * alignment;
   char *ptr = reinterpret_cast<char *>(start);
-  uint64_t meta[2] = {size, uint64_t(ptr - base)};
-  std::memcpy(ptr - 16, meta, 16);
+  uint64_t meta[3] = {alignment, size, uint64_t(ptr - base)};
+  std::memcpy(ptr - 24, meta, 24);
   State &s = state();
   s.liveBytes += size;
   if (s.profileTop < 0) {
@@ -815,13 +858,19 @@ void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
 void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
-  uint64_t meta[2];
-  std::memcpy(meta, static_cast<char *>(ptr) - 16, 16);
+  uint64_t meta[3];
+  std::memcpy(meta, static_cast<char *>(ptr) - 24, 24);
+  uint64_t alignment = meta[0], size = meta[1];
   State &s = state();
-  s.liveBytes -= meta[0];
+  s.liveBytes -= size;
   if (s.profileTop > 0)
     s.live.erase(ptr);
-  std::free(static_cast<char *>(ptr) - meta[1]);
+  char *base = static_cast<char *>(ptr) - meta[2];
+  uint64_t total = size + std::max<uint64_t>(24, alignment) + alignment;
+  if (total >= kMinCachedBytes && cachesBlocks())
+    freeBlocks().insert({{total, alignment}, base});
+  else
+    std::free(base);
 }
 
 } // extern "C"
