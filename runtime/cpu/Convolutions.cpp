@@ -178,48 +178,49 @@ std::unique_ptr<Convolution> create(ConvKind kind, const ConvProblem &p) {
   check(dnnl_primitive_desc_create(&forwardPd, &forward, nullptr, e.engine,
                                    nullptr),
         "dnnl_primitive_desc_create (forward)");
-  auto c = std::make_unique<Convolution>();
-  dnnl_query_t queries[3];
-  if (kind == ConvKind::Forward) {
-    pd = forwardPd;
-    forwardPd = nullptr;
-    c->written = 2;
-    int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    dnnl_query_t q[3] = {dnnl_query_src_md, dnnl_query_weights_md,
-                         dnnl_query_dst_md};
-    std::copy(args, args + 3, c->args);
-    std::copy(q, q + 3, queries);
-  } else if (kind == ConvKind::BackwardData) {
-    dnnl_convolution_desc_t backward;
+  // Per kind: the tensor written, and each tensor's execution argument
+  // and the query of its layout, in the order X, W, Y.
+  struct Roles {
+    int written;
+    int args[3];
+    dnnl_query_t queries[3];
+  };
+  static const Roles kRoles[3] = {
+      {2,
+       {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+       {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md}},
+      {0,
+       {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST},
+       {dnnl_query_diff_src_md, dnnl_query_weights_md,
+        dnnl_query_diff_dst_md}},
+      {1,
+       {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST},
+       {dnnl_query_src_md, dnnl_query_diff_weights_md,
+        dnnl_query_diff_dst_md}}};
+  const Roles &roles = kRoles[static_cast<int>(kind)];
+  dnnl_convolution_desc_t backward;
+  if (kind == ConvKind::BackwardData)
     check(dnnl_convolution_backward_data_desc_init(
               &backward, dnnl_convolution_direct, &any[0], &any[1], &any[2],
               steps, before, after),
           "dnnl_convolution_backward_data_desc_init");
-    check(dnnl_primitive_desc_create(&pd, &backward, nullptr, e.engine,
-                                     forwardPd),
-          "dnnl_primitive_desc_create (backward data)");
-    c->written = 0;
-    int args[3] = {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST};
-    dnnl_query_t q[3] = {dnnl_query_diff_src_md, dnnl_query_weights_md,
-                         dnnl_query_diff_dst_md};
-    std::copy(args, args + 3, c->args);
-    std::copy(q, q + 3, queries);
-  } else {
-    dnnl_convolution_desc_t backward;
+  else if (kind == ConvKind::BackwardFilter)
     check(dnnl_convolution_backward_weights_desc_init(
               &backward, dnnl_convolution_direct, &any[0], &any[1], nullptr,
               &any[2], steps, before, after),
           "dnnl_convolution_backward_weights_desc_init");
+  if (kind == ConvKind::Forward) {
+    pd = forwardPd;
+    forwardPd = nullptr;
+  } else {
     check(dnnl_primitive_desc_create(&pd, &backward, nullptr, e.engine,
                                      forwardPd),
-          "dnnl_primitive_desc_create (backward weights)");
-    c->written = 1;
-    int args[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST};
-    dnnl_query_t q[3] = {dnnl_query_src_md, dnnl_query_diff_weights_md,
-                         dnnl_query_diff_dst_md};
-    std::copy(args, args + 3, c->args);
-    std::copy(q, q + 3, queries);
+          "dnnl_primitive_desc_create (backward)");
   }
+  auto c = std::make_unique<Convolution>();
+  c->written = roles.written;
+  std::copy(roles.args, roles.args + 3, c->args);
+  const dnnl_query_t *queries = roles.queries;
   for (int i = 0; i < 3; ++i)
     prepareOperand(c->operands[i], describe(sizes[i], strides[i]),
                    *dnnl_primitive_desc_query_md(pd, queries[i], 0),
@@ -282,17 +283,17 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
 
 extern "C" {
 
-void tofu_cpu_conv2d_forward(TOFU_CPU_CONV2D_PARAMS) {
+void tofu_cpu_conv2d_forward(TOFU_CONV2D_PARAMS) {
   runConv(__func__, ConvKind::Forward,
-          tofu::gpu::getConvProblem(TOFU_GPU_CONV2D_ARGS));
+          tofu::gpu::getConvProblem(TOFU_CONV2D_ARGS));
 }
-void tofu_cpu_conv2d_backward_data(TOFU_CPU_CONV2D_PARAMS) {
+void tofu_cpu_conv2d_backward_data(TOFU_CONV2D_PARAMS) {
   runConv(__func__, ConvKind::BackwardData,
-          tofu::gpu::getConvProblem(TOFU_GPU_CONV2D_ARGS));
+          tofu::gpu::getConvProblem(TOFU_CONV2D_ARGS));
 }
-void tofu_cpu_conv2d_backward_filter(TOFU_CPU_CONV2D_PARAMS) {
+void tofu_cpu_conv2d_backward_filter(TOFU_CONV2D_PARAMS) {
   runConv(__func__, ConvKind::BackwardFilter,
-          tofu::gpu::getConvProblem(TOFU_GPU_CONV2D_ARGS));
+          tofu::gpu::getConvProblem(TOFU_CONV2D_ARGS));
 }
 
 } // extern "C"

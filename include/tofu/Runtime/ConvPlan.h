@@ -57,7 +57,7 @@ struct ConvProblem {
 };
 
 /// The problem of one call of a tofu_gpu_conv2d_* entry point.
-inline ConvProblem getConvProblem(TOFU_GPU_CONV2D_PARAMS) {
+inline ConvProblem getConvProblem(TOFU_CONV2D_PARAMS) {
   ConvProblem p;
   p.n = n, p.c = c, p.h = h, p.w = w, p.f = f, p.kh = kh, p.kw = kw;
   p.oh = oh, p.ow = ow, p.strideH = strideH, p.strideW = strideW;
@@ -189,17 +189,17 @@ inline void runConvOnHost(ConvKind kind, const ConvProblem &p) {
 /// Defines the three tofu_gpu_conv2d_* entry points of a runtime as calls
 /// of `run(const char *entry, tofu::gpu::ConvKind, tofu::gpu::ConvProblem)`.
 #define TOFU_GPU_DEFINE_CONV2D_ENTRY_POINTS(run)                               \
-  extern "C" void tofu_gpu_conv2d_forward(TOFU_GPU_CONV2D_PARAMS) {            \
+  extern "C" void tofu_gpu_conv2d_forward(TOFU_CONV2D_PARAMS) {            \
     run(__func__, tofu::gpu::ConvKind::Forward,                                \
-        tofu::gpu::getConvProblem(TOFU_GPU_CONV2D_ARGS));                      \
+        tofu::gpu::getConvProblem(TOFU_CONV2D_ARGS));                      \
   }                                                                            \
-  extern "C" void tofu_gpu_conv2d_backward_data(TOFU_GPU_CONV2D_PARAMS) {      \
+  extern "C" void tofu_gpu_conv2d_backward_data(TOFU_CONV2D_PARAMS) {      \
     run(__func__, tofu::gpu::ConvKind::BackwardData,                           \
-        tofu::gpu::getConvProblem(TOFU_GPU_CONV2D_ARGS));                      \
+        tofu::gpu::getConvProblem(TOFU_CONV2D_ARGS));                      \
   }                                                                            \
-  extern "C" void tofu_gpu_conv2d_backward_filter(TOFU_GPU_CONV2D_PARAMS) {    \
+  extern "C" void tofu_gpu_conv2d_backward_filter(TOFU_CONV2D_PARAMS) {    \
     run(__func__, tofu::gpu::ConvKind::BackwardFilter,                         \
-        tofu::gpu::getConvProblem(TOFU_GPU_CONV2D_ARGS));                      \
+        tofu::gpu::getConvProblem(TOFU_CONV2D_ARGS));                      \
   }
 
 #endif // TOFU_RUNTIME_CONVPLAN_H

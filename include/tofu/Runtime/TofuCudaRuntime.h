@@ -28,6 +28,8 @@
 #ifndef TOFU_RUNTIME_TOFUCUDARUNTIME_H
 #define TOFU_RUNTIME_TOFUCUDARUNTIME_H
 
+#include "tofu/Runtime/ConvABI.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -140,38 +142,13 @@ void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                     intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
                     float beta);
 
-/// The parameters of the three convolution entry points: a 2-D
-/// convolution with dilation 1 and zero padding (ConvPlan.h),
-///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, c, oh * strideH + kh - padH,
-///                                       ow * strideW + kw - padW]
-///                                     * W[f, c, kh, kw]
-/// where X is zero outside its extents, on an image X (n x c x h x w), a
-/// filter W (f x c x kh x kw, packed) and an output Y (n x f x oh x ow),
-/// each given by the address of its first element and its strides in
-/// elements (any positive ones for X and Y). The padding is the same on
-/// both sides of a dimension (cuDNN's) and smaller than the kernel. The
-/// written tensor becomes the sum plus `beta` times its old value; `beta`
-/// is 0 or 1. A 1-D convolution is the case h = kh = oh = 1, padH = 0.
-#define TOFU_GPU_CONV2D_PARAMS                                                 \
-  intptr_t n, intptr_t c, intptr_t h, intptr_t w, intptr_t f, intptr_t kh,     \
-      intptr_t kw, intptr_t oh, intptr_t ow, intptr_t strideH,                 \
-      intptr_t strideW, intptr_t padH, intptr_t padW, intptr_t x, intptr_t xN, \
-      intptr_t xC, intptr_t xH, intptr_t xW, intptr_t filter, intptr_t wF,     \
-      intptr_t wC, intptr_t wH, intptr_t wW, intptr_t y, intptr_t yN,          \
-      intptr_t yF, intptr_t yH, intptr_t yW, float beta
-
-/// The parameters of TOFU_GPU_CONV2D_PARAMS as arguments, for forwarding.
-#define TOFU_GPU_CONV2D_ARGS                                                   \
-  n, c, h, w, f, kh, kw, oh, ow, strideH, strideW, padH, padW, x, xN, xC, xH,  \
-      xW, filter, wF, wC, wH, wW, y, yN, yF, yH, yW, beta
-
 /// Y = conv(X, W) + beta Y: cudnnConvolutionForward.
-void tofu_gpu_conv2d_forward(TOFU_GPU_CONV2D_PARAMS);
+void tofu_gpu_conv2d_forward(TOFU_CONV2D_PARAMS);
 /// X = conv_data_gradient(W, Y) + beta X: cudnnConvolutionBackwardData, with
 /// Y in the role of the output's gradient and X in that of the image's.
-void tofu_gpu_conv2d_backward_data(TOFU_GPU_CONV2D_PARAMS);
+void tofu_gpu_conv2d_backward_data(TOFU_CONV2D_PARAMS);
 /// W = conv_filter_gradient(X, Y) + beta W: cudnnConvolutionBackwardFilter.
-void tofu_gpu_conv2d_backward_filter(TOFU_GPU_CONV2D_PARAMS);
+void tofu_gpu_conv2d_backward_filter(TOFU_CONV2D_PARAMS);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,8 @@
 #ifndef TOFU_RUNTIME_TOFURUNTIME_H
 #define TOFU_RUNTIME_TOFURUNTIME_H
 
+#include "tofu/Runtime/ConvABI.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -68,20 +70,13 @@ void tofu_cpu_dgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
 
 /// f32 convolutions through oneDNN (convert-tofu-to-cpu), with the
 /// parameters and semantics of the GPU runtime's tofu_gpu_conv2d_*
-/// (TOFU_GPU_CONV2D_PARAMS in TofuCudaRuntime.h, checked by ConvPlan.h):
+/// (TOFU_CONV2D_PARAMS in ConvABI.h, checked by ConvPlan.h):
 /// Y = conv(X, W) + beta Y, X = conv_data_gradient(W, Y) + beta X and
 /// W = conv_filter_gradient(X, Y) + beta W. Each distinct problem creates
 /// its oneDNN primitive once.
-#define TOFU_CPU_CONV2D_PARAMS                                                 \
-  intptr_t n, intptr_t c, intptr_t h, intptr_t w, intptr_t f, intptr_t kh,     \
-      intptr_t kw, intptr_t oh, intptr_t ow, intptr_t strideH,                 \
-      intptr_t strideW, intptr_t padH, intptr_t padW, intptr_t x, intptr_t xN, \
-      intptr_t xC, intptr_t xH, intptr_t xW, intptr_t filter, intptr_t wF,     \
-      intptr_t wC, intptr_t wH, intptr_t wW, intptr_t y, intptr_t yN,          \
-      intptr_t yF, intptr_t yH, intptr_t yW, float beta
-void tofu_cpu_conv2d_forward(TOFU_CPU_CONV2D_PARAMS);
-void tofu_cpu_conv2d_backward_data(TOFU_CPU_CONV2D_PARAMS);
-void tofu_cpu_conv2d_backward_filter(TOFU_CPU_CONV2D_PARAMS);
+void tofu_cpu_conv2d_forward(TOFU_CONV2D_PARAMS);
+void tofu_cpu_conv2d_backward_data(TOFU_CONV2D_PARAMS);
+void tofu_cpu_conv2d_backward_filter(TOFU_CONV2D_PARAMS);
 
 /// Wall-clock step timer (tofu-run --timing): begin and end bracket one
 /// step, with a barrier across ranks at each; report prints, from rank 0,

@@ -250,7 +250,7 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
   Value strideW = index(b, loc, pattern.strides.back());
   Value padH = index(b, loc, is2D ? padding.front() : 0);
   Value padW = index(b, loc, padding.back());
-  // The order of TOFU_GPU_CONV2D_PARAMS.
+  // The order of TOFU_CONV2D_PARAMS.
   SmallVector<Value> args{x.sizes[0], x.sizes[1], x.sizes[2], x.sizes[3],
                           w.sizes[0], w.sizes[2], w.sizes[3], y.sizes[2],
                           y.sizes[3], strideH,    strideW,    padH,
