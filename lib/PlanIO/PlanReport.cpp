@@ -3,6 +3,8 @@
 #include "tofu/PlanIO/PlanIO.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -32,6 +34,41 @@ MemoryEstimate tofu::estimateMemory(const Graph &graph, const Plan &plan) {
   }
   m.buffers = plan.totalBytes / std::max(1u, plan.topology.getNumDevices());
   return m;
+}
+
+std::optional<double> tofu::parseByteSize(const std::string &text,
+                                          std::string &error) {
+  const char *begin = text.c_str();
+  char *end = nullptr;
+  double value = std::strtod(begin, &end);
+  std::string unit(end);
+  unit.erase(0, unit.find_first_not_of(' '));
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},      {"B", 1},         {"KB", 1e3},      {"MB", 1e6},
+      {"GB", 1e9},  {"TB", 1e12},     {"KiB", 0x1p10},  {"MiB", 0x1p20},
+      {"GiB", 0x1p30}, {"TiB", 0x1p40}};
+  if (end != begin && std::isfinite(value) && value >= 0)
+    for (const auto &[name, scale] : units)
+      if (unit == name)
+        return value * scale;
+  error = "'" + text +
+          "' is not a size in bytes (a number with B, KB, MB, GB, TB, KiB, "
+          "MiB, GiB or TiB, e.g. 80GB)";
+  return std::nullopt;
+}
+
+std::string tofu::checkDeviceMemory(const Graph &graph, const Plan &plan,
+                                    double deviceBytes) {
+  MemoryEstimate m = estimateMemory(graph, plan);
+  if (m.total() <= deviceBytes)
+    return "";
+  return "the plan needs an estimated " + formatBytes(m.total()) +
+         " per device (weights+gradients+optimizer state " +
+         formatBytes(m.modelState) + ", activations " +
+         formatBytes(m.activations) + ", communication buffers " +
+         formatBytes(m.buffers) + "), more than the device memory of " +
+         formatBytes(deviceBytes) +
+         ": use more devices or a smaller batch";
 }
 
 std::string tofu::formatPlanReport(const Graph &graph, const Plan &plan) {

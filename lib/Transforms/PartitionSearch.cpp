@@ -38,6 +38,8 @@ private:
                                const std::string &suffix);
   LogicalResult annotate(const ImportedGraph &imported, const Plan &plan,
                          func::FuncOp func);
+  /// device-memory, parsed.
+  std::optional<double> deviceBytes;
   LogicalResult writeFile(func::FuncOp func, const std::string &path,
                           const std::string &suffix,
                           llvm::function_ref<std::string()> text);
@@ -84,6 +86,15 @@ void TofuSearchPass::runOnOperation() {
   if (!coarsen)
     options.coarsen = CoarsenOptions::none();
   options.refineSweeps = refine;
+  if (!deviceMemory.empty()) {
+    std::optional<double> bytes = parseByteSize(deviceMemory, error);
+    if (!bytes) {
+      mlir::emitError(module.getLoc(), "tofu-search: device-memory: ")
+          << error;
+      return signalPassFailure();
+    }
+    deviceBytes = *bytes;
+  }
 
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
@@ -153,6 +164,10 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
   }
   for (const std::string &w : plan->warnings)
     mlir::emitWarning(func.getLoc(), "tofu-search: ") << w;
+  if (deviceBytes)
+    if (std::string w = checkDeviceMemory(graph, *plan, *deviceBytes);
+        !w.empty())
+      mlir::emitWarning(func.getLoc(), "tofu-search: ") << w;
   for (const std::string &r : plan->remarks)
     mlir::emitRemark(func.getLoc(), "tofu-search: ") << r;
   if (failed(annotate(*imported, *plan, func)))

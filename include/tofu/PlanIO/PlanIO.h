@@ -39,6 +39,17 @@ struct MemoryEstimate {
 
 MemoryEstimate estimateMemory(const Graph &graph, const Plan &plan);
 
+/// A size in bytes: a non-negative number with an optional unit, B, KB, MB,
+/// GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), as in
+/// "80GB" or "16 GiB". Returns std::nullopt with `error` set otherwise.
+std::optional<double> parseByteSize(const std::string &text,
+                                    std::string &error);
+
+/// When the memory estimate of `plan` exceeds `deviceBytes`, the warning
+/// that says so and what to do; empty otherwise.
+std::string checkDeviceMemory(const Graph &graph, const Plan &plan,
+                              double deviceBytes);
+
 /// The human-readable report: bytes per step and level with the estimated
 /// time, the memory estimate, and the ten tensors that communicate most.
 std::string formatPlanReport(const Graph &graph, const Plan &plan);

@@ -388,6 +388,10 @@ def TofuSearch : Pass<"tofu-search", "mlir::ModuleOp"> {
            "Draw the plan as SVG to this file (default: not drawn)">,
     Option<"report", "report", "std::string", /*default=*/"\"-\"",
            "Where the report goes: '-' for stderr, a file, or 'none'">,
+    Option<"deviceMemory", "device-memory", "std::string",
+           /*default=*/"\"\"",
+           "Memory of one device, e.g. 80GB: warn when the plan's estimate "
+           "per device exceeds it (default: no limit)">,
     Option<"maxTable", "max-table", "uint64_t", /*default=*/"1u << 22",
            "Largest DP table before groups are fixed greedily">,
   ];
