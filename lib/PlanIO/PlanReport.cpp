@@ -97,29 +97,42 @@ std::string tofu::formatPlanReport(const Graph &graph, const Plan &plan) {
                   s.level, (long long)s.groups, s.bytes, exact);
     out += buf;
   }
-  std::snprintf(buf, sizeof(buf), "  total communication: %.0f bytes (%s)\n",
+  // Two byte counts, each with one name everywhere (docs/plan-format.md):
+  // the cost model's (the JSON's total_bytes) and the program's
+  // (program_bytes).
+  std::snprintf(buf, sizeof(buf),
+                "  cost-model bytes: %.0f (%s) per step, Tofu's model that "
+                "the search minimises\n",
                 plan.totalBytes, formatBytes(plan.totalBytes).c_str());
   out += buf;
-  if (plan.programBytes >= 0) {
+  bool knowsProgram = plan.programBytes >= 0;
+  if (knowsProgram) {
     std::snprintf(buf, sizeof(buf),
-                  "  generated program moves: %.0f bytes (%s), summed over "
-                  "ranks\n",
+                  "  program bytes: %.0f (%s) per step, what the generated "
+                  "program moves, summed over ranks\n",
                   plan.programBytes, formatBytes(plan.programBytes).c_str());
     out += buf;
   }
 
-  // Per level: bytes and time, each device sending its share in parallel.
+  // Per level: the cost-model bytes, and the time of the program's bytes
+  // (split over the levels as the cost model's are), each device sending
+  // its share in parallel.
   for (size_t l = 0; l < plan.topology.levels.size(); ++l) {
     double bytes = 0;
     for (const PlanStep &s : plan.steps)
       bytes += s.level == l ? s.bytes : 0;
+    double moved = bytes;
+    if (knowsProgram)
+      moved = plan.totalBytes > 0 ? plan.programBytes * bytes / plan.totalBytes
+                                  : 0;
     double seconds =
-        bytes / std::max(1u, devices) / (plan.topology.bandwidth[l] * 1e9);
+        moved / std::max(1u, devices) / (plan.topology.bandwidth[l] * 1e9);
     std::snprintf(buf, sizeof(buf),
-                  "  level %zu (%u-way, %.1f GB/s): %s, estimated %.3f ms "
-                  "per device\n",
+                  "  level %zu (%u-way, %.1f GB/s): %s of cost-model bytes, "
+                  "estimated %.3f ms per device for the %s bytes\n",
                   l, plan.topology.levels[l], plan.topology.bandwidth[l],
-                  formatBytes(bytes).c_str(), seconds * 1e3);
+                  formatBytes(bytes).c_str(), seconds * 1e3,
+                  knowsProgram ? "program's" : "cost model's");
     out += buf;
   }
 

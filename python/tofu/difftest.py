@@ -32,7 +32,8 @@ the partitioned and the unpartitioned step compare in f64 (use a small
 It prints the program's output and one summary line:
 
     difftest: PASS max relative difference 2.4e-07 <= 1e-05, measured
-    2944 B/step (generated 2944), plan 2944 B/step (step model 2232)
+    2944 B/step (generated 2944), program bytes 2944 B/step (cost-model
+    bytes 2232)
 
 The bytes the runtime counts must equal what tofu-partition reports for
 the program it generated (`--tofu-partition=report=-`), and both must equal
@@ -276,8 +277,9 @@ def main(argv=None):
     plan_bytes = f"{float(plan.group(1)):.0f}" if plan else "?"
     if (generated is not None and plan_bytes != generated.group(1) and
             not perturbed):
-        print(f"difftest: the plan says {plan_bytes} B/step but the program "
-              f"moves {generated.group(1)}; compare them per tensor with "
+        print(f"difftest: the plan's program bytes are {plan_bytes} B/step "
+              f"but the program moves {generated.group(1)}; compare them per "
+              "tensor with "
               "--tofu-partition=report=-")
         ok = ok and args.plan_bytes == "report"
     verdict = "PASS" if ok else "FAIL"
@@ -286,7 +288,7 @@ def main(argv=None):
           f"{'<=' if ok else 'vs'} {args.rtol:g}, "
           f"measured {measured.group(1) if measured else '?'} B/step "
           f"(generated {generated.group(1) if generated else '?'}), "
-          f"plan {plan_bytes} B/step (step model "
+          f"program bytes {plan_bytes} B/step (cost-model bytes "
           f"{float(model.group(1)) if model else 0:.0f})")
     return 0 if ok else 1
 

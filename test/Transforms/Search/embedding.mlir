@@ -8,7 +8,7 @@
 // gradient and Adam state) along h instead of replicating it and reducing
 // its 7.7 MB gradient as data parallelism does.
 
-// CHECK: total communication: 33288 bytes
+// CHECK: cost-model bytes: 33288 (
 // CHECK-LABEL: func.func @bert_embed_train
 // CHECK-SAME: %arg0: tensor<4x8xi64> {tofu.tiling = ["cut(0)"]}
 // CHECK-SAME: %arg1: tensor<30000x64xf32> {tofu.tiling = ["cut(1)"], tofu.weight}
@@ -16,7 +16,7 @@
 // CHECK-SAME: %arg5: tensor<30000x64xf32> {tofu.name = "arg1.exp_avg_sq", tofu.state_of = 1 : i64, tofu.tiling = ["cut(1)"]}
 // CHECK: linalg.generic
 // CHECK-SAME: tdl.desc = #tdl.desc<(in0, init0, cap0) -> (d0, d1, d2) = cap0[opaque(index_cast(in0[d0, d1])), d2]>
-// DP: total communication: 7717128 bytes
+// DP: cost-model bytes: 7717128 (
 
 #m2 = affine_map<(d0, d1, d2) -> (d0, d1)>
 #m3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
