@@ -168,8 +168,8 @@ LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,
     if (std::string w = checkDeviceMemory(graph, *plan, *deviceBytes);
         !w.empty())
       mlir::emitWarning(func.getLoc(), "tofu-search: ") << w;
-  for (const std::string &r : plan->remarks)
-    mlir::emitRemark(func.getLoc(), "tofu-search: ") << r;
+  // The remarks (per recursion step: what could not be cut evenly) are
+  // details of the report, which prints them once; report=none drops them.
   if (failed(annotate(*imported, *plan, func)))
     return failure();
   if (failed(writeFile(func, report, suffix,

@@ -13,8 +13,14 @@
 // in an installed tree).
 //
 // The CPU lowering is tofu-cpu-pipeline: matrix products become OpenBLAS
-// calls (--library-calls=false keeps the naive loops as a reference),
-// with --threads threads per rank.
+// calls and f32 convolutions oneDNN calls (--library-calls=false keeps the
+// naive loops as a reference), with --threads threads per rank.
+//
+// --init, --data, --save, --save-every and --resume train from and to
+// safetensors files (docs/training.md, "Files"), --list-inputs names what
+// they hold, --lr sets the learning rate of a step built with
+// tofu-optimizer{lr-arg=1}, and --log-every/--log say how often and where
+// the losses go.
 //
 // With --gpu, an unpartitioned step (the output of tofu-autodiff and
 // tofu-optimizer) runs on the GPU instead: the same driver and initial
@@ -349,6 +355,11 @@ static const char *kOverview =
     "Examples:\n"
     "  tofu-run step.mlir --steps 5\n"
     "  mpiexec -n 4 tofu-run spmd.mlir --steps 3 --reference\n"
+    "  tofu-run spmd.mlir --list-inputs\n"
+    "  mpiexec -n 4 tofu-run spmd.mlir --init w.safetensors --data "
+    "train.safetensors --steps 1000 --save-every 100 --save ckpt.safetensors\n"
+    "  mpiexec -n 4 tofu-run spmd.mlir --data train.safetensors --steps 1000 "
+    "--resume ckpt.safetensors --save ckpt.safetensors\n"
     "  tofu-run step.mlir --gpu --steps 25 --warmup 5\n";
 
 /// `--threads`: libLLVM already registers an int option of that name (the

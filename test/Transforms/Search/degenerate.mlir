@@ -8,8 +8,6 @@
 // (4 x 64 floats, the result's tensor.empty included: 1024 bytes on each
 // device, 683 more than a 3-way split).
 
-// expected-remark@+3 {{tofu-search: step of 3: 4 tensor(s) have no dimension divisible by 3 and are replicated}}
-// expected-remark@+2 {{tofu-search: step of 3: 1 operator(s) have no even strategy and run replicated}}
 // expected-warning@+1 {{tofu-search: step 0 (k=3) is degenerate: no tensor has a dimension divisible by 3, so every tensor is replicated on the 3 workers of each group; it communicates 0 bytes but leaves 1024 bytes of tensors on each device, 683 bytes more than an even 3-way split}}
 func.func @f(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %e = tensor.empty() : tensor<8x8xf32>
@@ -24,3 +22,5 @@ func.func @f(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
 // REPORT-NEXT: 0      3      0        1                0  degenerate
 // REPORT-NEXT: 1      2      0        3       {{[0-9]+}}  yes
 // REPORT: warning: step 0 (k=3) is degenerate
+// REPORT: remark: step of 3: 4 tensor(s) have no dimension divisible by 3 and are replicated
+// REPORT: remark: step of 3: 1 operator(s) have no even strategy and run replicated
