@@ -58,8 +58,11 @@ struct Engine {
   }
 };
 
+// The engine and the primitives live as long as the process: they are
+// never destroyed, so that no static destructor at exit frees one before
+// another that refers to it (and LeakSanitizer still finds them reachable).
 Engine &getEngine() {
-  static Engine e;
+  static Engine &e = *new Engine;
   return e;
 }
 
@@ -248,7 +251,7 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
              p.wStrides[0],  p.wStrides[1], p.wStrides[2],
              p.wStrides[3],  p.yStrides[0], p.yStrides[1],
              p.yStrides[2],  p.yStrides[3], intptr_t(p.beta != 0.0f)};
-  static std::map<Key, std::unique_ptr<Convolution>> cache;
+  static auto &cache = *new std::map<Key, std::unique_ptr<Convolution>>;
   std::unique_ptr<Convolution> &c = cache[key];
   if (!c)
     c = create(kind, p);
