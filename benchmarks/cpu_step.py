@@ -236,12 +236,12 @@ def torch_python():
     return os.environ.get("TOFU_TORCH_PYTHON", "/usr/bin/python3")
 
 
-def torch_time(name, options, ranks, steps, warmup, timeout):
+def torch_time(name, options, ranks, steps, warmup, timeout, fans=None):
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1",
                PYTHONPATH=os.path.join(REPO, "python"))
     job = json.dumps(dict(name=name, options=options, ranks=ranks,
-                          steps=steps, warmup=warmup))
+                          steps=steps, warmup=warmup, fans=fans or {}))
     out = run([torch_python(), os.path.abspath(__file__), "--torch-worker",
                job], timeout, env=env)
     lines = [l for l in out.splitlines() if l.startswith("{")]
@@ -257,7 +257,9 @@ def _torch_rank(rank, job, port, queue):
     ranks = job["ranks"]
     name, options = job["name"], dict(job["options"])
     model, values = twins.resolve(name, options)
-    init = twins.initial_values(model, values, "f32")
+    # The fan-ins of tofu-run's driver (keys come back from JSON as text).
+    fans = {int(i): n for i, n in job.get("fans", {}).items()}
+    init = twins.initial_values(model, values, "f32", fans=fans)
     local = dict(values)
     if ranks > 1:
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -418,7 +420,8 @@ def main(argv=None):
                 if not args.skip_torch:
                     try:
                         torch = torch_time(zoo, options, ranks, args.steps,
-                                           args.warmup, args.timeout)
+                                           args.warmup, args.timeout,
+                                           fans=twins.fan_ins(tofu_opt, step))
                         print(f"{name} x{ranks}: torch {torch['ms']:.1f} ms",
                               flush=True)
                     except Failed as err:
