@@ -9,6 +9,12 @@
 #ifndef TOFU_INITALLPASSES_H
 #define TOFU_INITALLPASSES_H
 
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace tofu {
 
 /// Registers the TDL passes (tdl-attach), the training-program passes
@@ -16,6 +22,18 @@ namespace tofu {
 /// (tofu-partition, tofu-train-driver) and the conversions
 /// (convert-tofu-to-mpi). Calling it more than once is harmless.
 void registerAllPasses();
+
+/// The option names of the registered pass or pass pipeline `argument`
+/// (as its command-line flag spells it, without dashes), or std::nullopt
+/// when no pass has that argument or its options cannot be listed.
+std::optional<std::vector<std::string>>
+getPassOptionNames(llvm::StringRef argument);
+
+/// Checks the options of every `--<pass>=<options>` flag in `argv` against
+/// the pass's (or pipeline's) option names; for an unknown one, prints to
+/// stderr which pass has no such option, the nearest name and the valid
+/// ones, and returns false.
+bool checkPassOptionSpelling(int argc, char **argv, llvm::StringRef tool);
 
 } // namespace tofu
 

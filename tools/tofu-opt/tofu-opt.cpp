@@ -63,6 +63,10 @@ int main(int argc, char **argv) {
   tofu::test::registerTestGradCheckPass();
   tofu::test::registerTestTrainLoopPass();
   tofu::test::registerTestFanInPass();
+  // A misspelled option of a Tofu pass names the pass and the nearest
+  // option, instead of the options parser's bare "no such option".
+  if (!tofu::checkPassOptionSpelling(argc, argv, "tofu-opt"))
+    return 1;
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tofu-MLIR optimizer driver\n", registry));
 }
