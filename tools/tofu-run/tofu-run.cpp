@@ -37,6 +37,7 @@
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
+#include "tofu/Transforms/TrainingAttributes.h"
 #include "tofu/Transforms/TrainingSignature.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -327,9 +328,10 @@ static int printInputs(ModuleOp module) {
   if (!global || global.getNumArguments() != step.getNumArguments())
     global = step;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
-    StringRef kind = step.getArgAttr(i, "tofu.weight")     ? "weight"
-                     : step.getArgAttr(i, "tofu.state_of") ? "state"
-                     : step.getArgAttr(i, "tofu.hyperparameter")
+    namespace attrs = tofu::attrs;
+    StringRef kind = step.getArgAttr(i, attrs::kWeight)     ? "weight"
+                     : step.getArgAttr(i, attrs::kStateOf) ? "state"
+                     : step.getArgAttr(i, attrs::kHyperparameter)
                          ? "hyperparameter"
                          : "data";
     llvm::outs() << tofu::getFileTensorName(step, i) << " ";
@@ -448,8 +450,8 @@ int main(int argc, char **argv) {
     if (func::FuncOp step = findStep(*module);
         step && llvm::none_of(llvm::seq(step.getNumArguments()),
                               [&](unsigned i) {
-                                return step.getArgAttr(i,
-                                                       "tofu.hyperparameter");
+                                return step.getArgAttr(
+                                    i, tofu::attrs::kHyperparameter);
                               }))
       return fail("--lr: the step's learning rate is a constant; build it "
                   "with tofu-optimizer{lr-arg=1} to set it at run time");

@@ -7,6 +7,7 @@
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="save-every=2" 2>&1 | FileCheck %s --check-prefix=EVERY
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="lr=0.1" 2>&1 | FileCheck %s --check-prefix=LR
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="lr=-1" 2>&1 | FileCheck %s --check-prefix=NEGLR
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver="log-every=0" 2>&1 | FileCheck %s --check-prefix=LOGEVERY
 
 // Tests that the driver range-checks its options on a valid step: no steps
 // at all (which used to crash with reference=1), too many steps, an empty
@@ -21,6 +22,7 @@
 // EVERY: tofu-train-driver: save-every needs a save file
 // LR: tofu-train-driver: the step's learning rate is a constant; build it with tofu-optimizer{lr-arg=1} to set it at run time
 // NEGLR: tofu-train-driver: lr must be positive
+// LOGEVERY: tofu-train-driver: log-every must be at least 1
 
 // expected-error @+1 {{tofu-train-driver: steps must be at least 1, not 0}}
 func.func @step(%w: tensor<4xf32> {tofu.weight}, %x: tensor<4xf32>)

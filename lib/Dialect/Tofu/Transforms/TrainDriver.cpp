@@ -285,6 +285,11 @@ void TofuTrainDriverPass::runOnOperation() {
                     "it at run time");
     return signalPassFailure();
   }
+  if (logEvery < 1) {
+    mlir::emitError(step.getLoc(),
+                    "tofu-train-driver: log-every must be at least 1");
+    return signalPassFailure();
+  }
   if (saveEvery && saveFile.empty()) {
     mlir::emitError(step.getLoc(),
                     "tofu-train-driver: save-every needs a save file");
@@ -398,8 +403,8 @@ void TofuTrainDriverPass::runOnOperation() {
   for (unsigned i = 0; i < numArgs && !samples; ++i)
     if (isData[i] && globalType(i).getRank() > 0)
       samples = globalType(i).getDimSize(0);
-  d.call("tofu_log_open", {d.string(logFile), d.i64(std::max(1u, logEvery.getValue())),
-                           d.i64(steps), d.i64(samples)});
+  d.call("tofu_log_open",
+         {d.string(logFile), d.i64(logEvery), d.i64(steps), d.i64(samples)});
 
   // A batch of the data file for data argument `i` at step `s`.
   auto batch = [&](unsigned i, RankedTensorType type, Value offsets,
