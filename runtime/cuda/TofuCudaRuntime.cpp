@@ -21,6 +21,7 @@
 #include "tofu/Runtime/BlockCache.h"
 #include "tofu/Runtime/ConvPlan.h"
 #include "tofu/Runtime/GemmPlan.h"
+#include "tofu/Runtime/OpProfile.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -154,6 +155,116 @@ Device &getDevice() {
   return *currentDevice;
 }
 
+// Profile
+
+/// TOFU_GPU_PROFILE=1: a pair of timing events around every kernel launch,
+/// library call, copy and fill of a timed step (between
+/// tofu_gpu_timer_begin and _end), read when the step ends and reported
+/// per op by tofu_gpu_timer_report (OpProfile.h).
+struct Profiler {
+  std::mutex mutex;
+  bool enabled = false;
+  bool inStep = false;
+  tofu::gpu::OpProfile profile;
+  /// Reused from step to step; the first `used` are recorded this step.
+  std::vector<CUevent> events;
+  size_t used = 0;
+  struct Pending {
+    int id;
+    CUevent start, stop;
+  };
+  std::vector<Pending> pending;
+  std::unordered_map<CUfunction, std::string> kernelNames;
+
+  CUevent nextEvent() {
+    if (used == events.size()) {
+      CUevent event = nullptr;
+      TOFU_CU_CHECK(cuEventCreate(&event, CU_EVENT_DEFAULT));
+      events.push_back(event);
+    }
+    return events[used++];
+  }
+};
+
+Profiler &getProfiler() {
+  static Profiler *profiler = [] {
+    auto *p = new Profiler();
+    const char *value = std::getenv("TOFU_GPU_PROFILE");
+    p->enabled = value && std::strcmp(value, "1") == 0;
+    return p;
+  }();
+  return *profiler;
+}
+
+/// Times the GPU work queued on `stream` during its lifetime as one
+/// execution of the op that `name()` names, when profiling a step.
+class OpTimer {
+public:
+  template <typename NameFn>
+  OpTimer(tofu::gpu::OpClass opClass, CUstream stream, NameFn name)
+      : stream(stream) {
+    Profiler &p = getProfiler();
+    if (!p.enabled)
+      return;
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (!p.inStep)
+      return;
+    id = p.profile.getId(name(), opClass);
+    start = p.nextEvent();
+    TOFU_CU_CHECK(cuEventRecord(start, stream));
+  }
+  ~OpTimer() {
+    if (!start)
+      return;
+    Profiler &p = getProfiler();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    CUevent stop = p.nextEvent();
+    TOFU_CU_CHECK(cuEventRecord(stop, stream));
+    p.pending.push_back({id, start, stop});
+  }
+  OpTimer(const OpTimer &) = delete;
+  OpTimer &operator=(const OpTimer &) = delete;
+
+private:
+  CUstream stream;
+  CUevent start = nullptr;
+  int id = -1;
+};
+
+/// The name that mgpuModuleGetFunction looked `function` up by.
+std::string getKernelName(CUfunction function) {
+  Profiler &p = getProfiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  auto it = p.kernelNames.find(function);
+  return it == p.kernelNames.end() ? std::string("kernel") : it->second;
+}
+
+/// Reads the events of the step that just ended (its stop event has been
+/// waited for) into the profile.
+void finishProfiledStep() {
+  Profiler &p = getProfiler();
+  if (!p.enabled)
+    return;
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (const Profiler::Pending &op : p.pending) {
+    float ms = 0.0f;
+    TOFU_CU_CHECK(cuEventElapsedTime(&ms, op.start, op.stop));
+    p.profile.add(op.id, ms);
+  }
+  p.pending.clear();
+  p.used = 0;
+  p.inStep = false;
+}
+
+std::string describeConv(const char *entry, const tofu::gpu::ConvProblem &p) {
+  char text[192];
+  std::snprintf(text, sizeof(text),
+                "%s n=%ld c=%ld %ldx%ld f=%ld %ldx%ld/%ld pad %ld", entry,
+                long(p.n), long(p.c), long(p.h), long(p.w), long(p.f),
+                long(p.kh), long(p.kw), long(p.strideH), long(p.padH));
+  return text;
+}
+
 /// Bytes of the cuBLAS and cuDNN workspaces (outside the block cache).
 std::atomic<uint64_t> workspaceBytes{0};
 
@@ -210,8 +321,9 @@ struct ConvAlgorithm {
 using ConvKey = std::array<intptr_t, 24>;
 
 /// The cuDNN handle (on the process's stream, so that library calls and
-/// kernels stay in order), its descriptors (set again for each call), its workspace (grown
-/// on demand, never shrunk) and the algorithm chosen for each problem.
+/// kernels stay in order), its descriptors (set again for each call), its
+/// workspace (grown on demand, never shrunk) and the algorithm chosen for each
+/// problem.
 struct Dnn {
   cudnnHandle_t handle = nullptr;
   cudaStream_t stream = nullptr;
@@ -279,9 +391,9 @@ void setDescriptors(Dnn &d, const tofu::gpu::ConvProblem &p) {
   toInts(p.yStrides, strides);
   TOFU_CUDNN_CHECK(
       cudnnSetTensorNdDescriptor(d.y, CUDNN_DATA_FLOAT, 4, dims, strides));
-  TOFU_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
-      d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(p.f), int(p.c), int(p.kh),
-      int(p.kw)));
+  TOFU_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT,
+                                              CUDNN_TENSOR_NCHW, int(p.f),
+                                              int(p.c), int(p.kh), int(p.kw)));
   TOFU_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       d.conv, int(p.padH), int(p.padW), int(p.strideH), int(p.strideW),
       /*dilation_h=*/1, /*dilation_w=*/1, CUDNN_CROSS_CORRELATION,
@@ -327,8 +439,18 @@ ConvAlgorithm queryAlgorithms(const char *entry, Query query) {
 /// descriptors are set.
 ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
                            const tofu::gpu::ConvProblem &p) {
-  ConvKey key{static_cast<intptr_t>(kind), p.n, p.c, p.h, p.w, p.f,
-              p.kh, p.kw, p.oh, p.ow, p.strideH, p.strideW};
+  ConvKey key{static_cast<intptr_t>(kind),
+              p.n,
+              p.c,
+              p.h,
+              p.w,
+              p.f,
+              p.kh,
+              p.kw,
+              p.oh,
+              p.ow,
+              p.strideH,
+              p.strideW};
   std::copy(p.xStrides, p.xStrides + 4, key.begin() + 12);
   std::copy(p.yStrides, p.yStrides + 4, key.begin() + 16);
   key[20] = allowsTF32();
@@ -393,6 +515,8 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
   if (allowsTF32())
     TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, algorithm.math));
   reserveWorkspace(d, algorithm.workspaceBytes);
+  OpTimer timer(tofu::gpu::OpClass::Cudnn, currentDevice->stream,
+                [&] { return describeConv(entry, p); });
   const float alpha = 1.0f;
   auto *x = reinterpret_cast<float *>(p.x);
   auto *w = reinterpret_cast<float *>(p.filter);
@@ -455,6 +579,11 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   CUfunction function = nullptr;
   TOFU_CU_CHECK(
       cuModuleGetFunction(&function, static_cast<CUmodule>(module), name));
+  Profiler &p = getProfiler();
+  if (p.enabled) {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.kernelNames.try_emplace(function, name);
+  }
   return function;
 }
 
@@ -466,6 +595,8 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  size_t /*paramsCount*/) {
   getDevice();
   auto fn = static_cast<CUfunction>(function);
+  OpTimer timer(tofu::gpu::OpClass::Generated, static_cast<CUstream>(stream),
+                [&] { return getKernelName(fn); });
   if (sharedMemBytes > 48 * 1024) {
     // Dynamic shared memory above 48 KiB must be opted into per kernel.
     TOFU_CU_CHECK(cuFuncSetAttribute(
@@ -587,9 +718,8 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   getDevice();
   if (sizeBytes == 0)
     return nullptr;
-  MemoryKind kind = isHostShared || forcesManagedMemory()
-                        ? MemoryKind::Managed
-                        : MemoryKind::Device;
+  MemoryKind kind = isHostShared || forcesManagedMemory() ? MemoryKind::Managed
+                                                          : MemoryKind::Device;
   LockedBlockCache &locked = getBlockCache();
   std::lock_guard<std::mutex> lock(locked.mutex);
   tofu::gpu::OutOfMemory error;
@@ -614,14 +744,16 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
       return;
   }
   // Not from mgpuMemAlloc: freed after the work queued before it.
-  TOFU_CU_CHECK(cuStreamSynchronize(
-      stream ? static_cast<CUstream>(stream) : currentDevice->stream));
+  TOFU_CU_CHECK(cuStreamSynchronize(stream ? static_cast<CUstream>(stream)
+                                           : currentDevice->stream));
   TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                            void *stream) {
   getDevice();
+  OpTimer timer(tofu::gpu::OpClass::Copy, static_cast<CUstream>(stream),
+                [] { return std::string("memcpy"); });
   TOFU_CU_CHECK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                               reinterpret_cast<CUdeviceptr>(src), sizeBytes,
                               static_cast<CUstream>(stream)));
@@ -630,6 +762,8 @@ extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
 extern "C" void mgpuMemset32(void *dst, uint32_t value, size_t count,
                              void *stream) {
   getDevice();
+  OpTimer timer(tofu::gpu::OpClass::Copy, static_cast<CUstream>(stream),
+                [] { return std::string("memset32"); });
   TOFU_CU_CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                  count, static_cast<CUstream>(stream)));
 }
@@ -637,6 +771,8 @@ extern "C" void mgpuMemset32(void *dst, uint32_t value, size_t count,
 extern "C" void mgpuMemset16(void *dst, uint16_t value, size_t count,
                              void *stream) {
   getDevice();
+  OpTimer timer(tofu::gpu::OpClass::Copy, static_cast<CUstream>(stream),
+                [] { return std::string("memset16"); });
   TOFU_CU_CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                  count, static_cast<CUstream>(stream)));
 }
@@ -742,6 +878,12 @@ extern "C" void tofu_gpu_timer_begin() {
     TOFU_CU_CHECK(cuEventCreate(&stepTimer.stop, CU_EVENT_DEFAULT));
   }
   TOFU_CU_CHECK(cuEventRecord(stepTimer.start, currentDevice->stream));
+  Profiler &p = getProfiler();
+  if (p.enabled) {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.inStep = true;
+    p.profile.beginStep();
+  }
 }
 
 extern "C" void tofu_gpu_timer_end() {
@@ -753,6 +895,7 @@ extern "C" void tofu_gpu_timer_end() {
   float ms = 0.0f;
   TOFU_CU_CHECK(cuEventElapsedTime(&ms, stepTimer.start, stepTimer.stop));
   stepTimer.milliseconds.push_back(ms);
+  finishProfiledStep();
   LockedBlockCache &locked = getBlockCache();
   std::lock_guard<std::mutex> lock(locked.mutex);
   locked.cache.finishStep();
@@ -760,20 +903,25 @@ extern "C" void tofu_gpu_timer_end() {
 
 extern "C" void tofu_gpu_timer_report(int64_t warmup) {
   std::vector<float> times = stepTimer.milliseconds;
-  size_t skip = std::min<size_t>(size_t(std::max<int64_t>(warmup, 0)),
-                                 times.size());
+  size_t skip =
+      std::min<size_t>(size_t(std::max<int64_t>(warmup, 0)), times.size());
   times.erase(times.begin(), times.begin() + skip);
   if (times.empty()) {
     std::printf("gpu step time: no step timed\n");
   } else {
     std::sort(times.begin(), times.end());
     size_t n = times.size();
-    double median = n % 2 ? times[n / 2]
-                          : 0.5 * (double(times[n / 2 - 1]) + times[n / 2]);
+    double median =
+        n % 2 ? times[n / 2] : 0.5 * (double(times[n / 2 - 1]) + times[n / 2]);
     std::printf("gpu step time: median %.3f ms over %zu steps after %zu "
                 "warm-up\n",
                 median, n, skip);
   }
+  if (getProfiler().enabled)
+    std::fputs(getProfiler()
+                   .profile.report(skip, stepTimer.milliseconds, /*top=*/30)
+                   .c_str(),
+               stdout);
   tofu_gpu_memory_report();
 }
 
@@ -786,11 +934,11 @@ extern "C" void tofu_gpu_memory_report() {
               static_cast<unsigned long long>(cache.getPeakLiveBytes()),
               static_cast<unsigned long long>(cache.getPeakHeldBytes()),
               static_cast<unsigned long long>(workspaceBytes.load()));
-  std::printf("gpu memory: driver allocations %lld, driver allocations after "
-              "the first step: %lld\n",
-              static_cast<long long>(cache.getDriverAllocations()),
-              static_cast<long long>(
-                  cache.getDriverAllocationsAfterFirstStep()));
+  std::printf(
+      "gpu memory: driver allocations %lld, driver allocations after "
+      "the first step: %lld\n",
+      static_cast<long long>(cache.getDriverAllocations()),
+      static_cast<long long>(cache.getDriverAllocationsAfterFirstStep()));
   std::fflush(stdout);
 }
 
@@ -849,6 +997,15 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
   cublasOperation_t opFirst = plan.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opSecond =
       plan.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  OpTimer timer(tofu::gpu::OpClass::Cublas, blasState.stream, [&] {
+    char text[160];
+    std::snprintf(text, sizeof(text), "sgemm %c%c m=%d n=%d k=%d batch=%d%s",
+                  plan.first.transposed ? 'T' : 'N',
+                  plan.second.transposed ? 'T' : 'N', int(plan.rows),
+                  int(plan.cols), int(plan.k), int(plan.batch),
+                  beta == 0.0f ? "" : " beta=1");
+    return std::string(text);
+  });
   const float alpha = 1.0f;
   if (plan.batch == 1) {
     TOFU_CUBLAS_CHECK(cublasSgemm(blasState.handle, opFirst, opSecond,

@@ -12,6 +12,9 @@
 #  (b) speed: each speed-* executable once (median of 20 steps after 5
 #      warm-up), then PyTorch eager (FP32, TF32 off) on the same models
 #      (torch/gpu_step.py --torch-only).
+#  (c) profile: each speed-* executable again with TOFU_GPU_PROFILE=1, which
+#      prints the GPU time of every kernel and library call per step
+#      (LOG/speed-*.profile.txt; not counted in the status).
 #
 # Logs go to LOGDIR; summarize.py prints the table at the end. Exit status:
 # 0 when every check passed and every speed run measured its step, 1
@@ -129,6 +132,16 @@ if [ "$left" -ge 30 ]; then
 else
   echo "PyTorch: skipped, the ${BUDGET} s budget is spent"
 fi
+
+echo "== (c) profile: the time of each kernel and library call (CUDA events)"
+for exe in "$HERE"/bin/speed-*; do
+  [ -e "$exe" ] || continue
+  name=$(basename "$exe")
+  if run "$name" profile 150 TOFU_GPU_PROFILE=1; then
+    grep -E '^gpu profile:   [a-zA-Z]' "$LOG/$name.profile.txt" \
+      | sed 's/^/  | /'
+  fi
+done
 
 "$PYTHON" "$HERE/summarize.py" "$LOG" | tee "$LOG/summary.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || failed=1

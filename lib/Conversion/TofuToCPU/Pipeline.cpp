@@ -37,7 +37,13 @@ void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
   std::string text = "one-shot-bufferize{bufferize-function-boundaries "
                      "allow-return-allocs-from-loops},"
-                     "buffer-deallocation-pipeline,tofu-early-dealloc";
+                     // buffer-deallocation-pipeline, without the
+                     // simplification on the training driver.
+                     "expand-realloc{emit-deallocs=false},canonicalize,"
+                     "ownership-based-buffer-deallocation,canonicalize,"
+                     "tofu-simplify-deallocs,"
+                     "bufferization-lower-deallocations,cse,canonicalize,"
+                     "tofu-early-dealloc";
   if (options.libraryCalls)
     text += ",convert-tofu-to-cpu";
   if (!options.report.empty())

@@ -58,13 +58,14 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "tofu-gpu-split-reductions{{min-length={0} ratio={1}},"
       "canonicalize,cse,"
       "one-shot-bufferize{{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
+      "function-boundary-type-conversion=identity-layout-map "
+      "allow-return-allocs-from-loops},"
       // buffer-deallocation-pipeline, with the results of calls (the
       // steps of @main) freed on their own and every buffer freed after
       // its last use rather than at the end of its block.
       "expand-realloc{{emit-deallocs=false},canonicalize,"
       "ownership-based-buffer-deallocation,canonicalize,"
-      "buffer-deallocation-simplification,"
+      "tofu-simplify-deallocs,"
       "tofu-split-call-deallocs,"
       "bufferization-lower-deallocations,cse,canonicalize,"
       "tofu-early-dealloc,"
@@ -79,6 +80,7 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
       "lower-affine,"
       "gpu-kernel-outlining,"
+      "tofu-gpu-merge-kernels,"
       "tofu-gpu-stream-order,"
       "gpu-lower-to-nvvm-pipeline{{cubin-chip={1} cubin-features={2} "
       "cubin-format={3}},"

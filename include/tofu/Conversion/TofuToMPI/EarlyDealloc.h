@@ -10,6 +10,7 @@ namespace tofu {
 
 #define GEN_PASS_DECL_TOFUEARLYDEALLOC
 #define GEN_PASS_DECL_TOFUSPLITCALLDEALLOCS
+#define GEN_PASS_DECL_TOFUSIMPLIFYDEALLOCS
 #include "tofu/Conversion/Passes.h.inc"
 
 } // namespace tofu

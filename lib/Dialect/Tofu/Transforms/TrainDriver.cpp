@@ -299,6 +299,9 @@ void TofuTrainDriverPass::runOnOperation() {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   DriverBuilder d(module, b);
   auto main = func::FuncOp::create(b, d.loc, "main", b.getFunctionType({}, {}));
+  // Passes that would spend long on the driver for nothing skip it
+  // (tofu-simplify-deallocs).
+  main->setAttr("tofu.driver", b.getUnitAttr());
   b.setInsertionPointToStart(main.addEntryBlock());
   // The runtime checks that the job has exactly this many ranks: an
   // unpartitioned step (grid 1) runs on one rank only.
