@@ -206,10 +206,14 @@ public:
     Profiler &p = getProfiler();
     if (!p.enabled)
       return;
+    {
+      std::lock_guard<std::mutex> lock(p.mutex);
+      if (!p.inStep)
+        return;
+    }
+    std::string text = name(); // May take the lock (getKernelName).
     std::lock_guard<std::mutex> lock(p.mutex);
-    if (!p.inStep)
-      return;
-    id = p.profile.getId(name(), opClass);
+    id = p.profile.getId(text, opClass);
     start = p.nextEvent();
     TOFU_CU_CHECK(cuEventRecord(start, stream));
   }

@@ -16,7 +16,9 @@
 #      prints the GPU time of every kernel and library call per step
 #      (LOG/speed-*.profile.txt; not counted in the status).
 #
-# Logs go to LOGDIR; summarize.py prints the table at the end. Exit status:
+# TOFU_BUNDLE_STAGES (default abc) picks the stages, e.g. c for the profile
+# alone. Logs go to LOGDIR; summarize.py prints the table at the end. Exit
+# status:
 # 0 when every check passed and every speed run measured its step, 1
 # otherwise, 2 without a GPU.
 set -u
@@ -28,6 +30,7 @@ fi
 mkdir -p "$1"
 LOG=$(cd "$1" && pwd)
 BUDGET=${TOFU_BUNDLE_BUDGET:-300}
+STAGES=${TOFU_BUNDLE_STAGES:-abc}
 START=$(date +%s)
 PYTHON=${PYTHON:-python3}
 
@@ -83,11 +86,16 @@ run() {
   return "$rc"
 }
 
-losses() { grep -E '^step [0-9]+: loss' "$1"; }
+# The losses without the throughput that follows them.
+losses() { grep -oE '^step [0-9]+: loss [^ ]+' "$1"; }
 
 failed=0
-echo "== (a) correctness: 3 steps against the CPU losses, twice"
+# stage X: whether TOFU_BUNDLE_STAGES holds X.
+stage() { case "$STAGES" in *"$1"*) return 0 ;; *) return 1 ;; esac; }
+
+stage a && echo "== (a) correctness: 3 steps against the CPU losses, twice"
 for exe in "$HERE"/bin/check-*; do
+  stage a || break
   name=$(basename "$exe")
   ok=1
   run "$name" 1 60 || ok=0
@@ -116,14 +124,17 @@ for exe in "$HERE"/bin/check-*; do
     echo "FAIL" > "$LOG/$name.result"; failed=1; fi
 done
 
-echo "== (b) speed: median of 20 steps after 5 warm-up"
+stage b && echo "== (b) speed: median of 20 steps after 5 warm-up"
 for exe in "$HERE"/bin/speed-*; do
+  stage b || break
   [ -e "$exe" ] || continue
   name=$(basename "$exe")
   run "$name" 1 150 || failed=1
 done
 left=$((BUDGET - ($(date +%s) - START)))
-if [ "$left" -ge 30 ]; then
+if ! stage b; then
+  :
+elif [ "$left" -ge 30 ]; then
   echo "PyTorch eager (FP32, TF32 off), ${left} s left"
   timeout -k 5 "$left" "$PYTHON" "$HERE/torch/gpu_step.py" --torch-only \
     --steps 20 --warmup 5 --json "$LOG/torch.json" > "$LOG/torch.txt" 2>&1
@@ -133,8 +144,10 @@ else
   echo "PyTorch: skipped, the ${BUDGET} s budget is spent"
 fi
 
-echo "== (c) profile: the time of each kernel and library call (CUDA events)"
+stage c && echo "== (c) profile: the time of each kernel and library call" \
+  "(CUDA events)"
 for exe in "$HERE"/bin/speed-*; do
+  stage c || break
   [ -e "$exe" ] || continue
   name=$(basename "$exe")
   if run "$name" profile 150 TOFU_GPU_PROFILE=1; then

@@ -9,6 +9,7 @@
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tofu {
@@ -20,11 +21,48 @@ using namespace mlir;
 
 namespace {
 
+/// tofu-autodiff's backward element-wise ops accumulate into a zero fill:
+/// `out + f(in)` on an output that no other iteration writes. Since
+/// 0 + v = v (up to the sign of a zero v on a +0.0 fill), the op becomes a
+/// plain map that writes the fill's destination without reading it: one
+/// pass over memory less for the fill, one for the read of the zeros, and
+/// an op that fusion may merge with its neighbours. Ops with reduction
+/// loops (GEMMs, reductions) and library ops keep their fills (the library
+/// calls turn a zero fill into beta = 0).
+struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+        op.getNumReductionLoops() != 0 || tofu::isLibraryOp(op))
+      return failure();
+    OpOperand *init = op.getDpsInitOperand(0);
+    if (!op.getMatchingIndexingMap(init).isPermutation())
+      return failure();
+    auto fill = init->get().getDefiningOp<linalg::FillOp>();
+    if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()))
+      return failure();
+    BlockArgument out = op.getMatchingBlockArgument(init);
+    if (!out.hasOneUse())
+      return failure();
+    auto add = dyn_cast<arith::AddFOp>(*out.getUsers().begin());
+    if (!add || !add->hasOneUse() ||
+        !isa<linalg::YieldOp>(*add->getUsers().begin()))
+      return failure();
+    Value value = add.getLhs() == out ? add.getRhs() : add.getLhs();
+    rewriter.replaceAllUsesWith(add.getResult(), value);
+    rewriter.eraseOp(add);
+    Value destination = fill.getDpsInitOperand(0)->get();
+    rewriter.modifyOpInPlace(op, [&] { init->set(destination); });
+    return success();
+  }
+};
+
 /// Fuses the producer of `operand` into its consumer when the producer has
 /// no other use, does not read its own output, and the consumer is not an
 /// op that becomes a library call (a GEMM or a convolution). Upstream
-/// fusion of a producer that accumulates into its output (`out + f(in)` on
-/// a zero fill, as tofu-autodiff's backward ops do) changed the training
+/// fusion of a producer that reads its output (an accumulation that
+/// DropZeroAccumulation could not turn into a map) changed the training
 /// losses of the MLP step, so such producers stay separate kernels.
 bool shouldFuse(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
@@ -43,6 +81,7 @@ struct TofuGPUFuseElementwisePass
           TofuGPUFuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<DropZeroAccumulation>(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

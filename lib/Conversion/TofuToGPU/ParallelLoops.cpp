@@ -14,6 +14,8 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include <numeric>
 
@@ -32,12 +34,43 @@ struct TofuGPUParallelLoopsPass
   void runOnOperation() override;
 };
 
-/// The permutation that puts the parallel loops of `op` first, both groups
-/// in their original order, or an empty vector when they already are.
+/// The loop that walks the contiguous last dimension of the operand of
+/// `op` with the most elements (the most memory traffic), if it is a
+/// parallel loop: the collapsed thread index varies fastest along the
+/// innermost parallel loop, so making it this one makes neighbouring
+/// threads read neighbouring elements of that operand.
+std::optional<unsigned> getCoalescingLoop(linalg::GenericOp op) {
+  std::optional<unsigned> loop;
+  int64_t most = -1;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+        !type.isLastDimUnitStride())
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    auto dim = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!dim || type.getNumElements() <= most)
+      continue;
+    most = type.getNumElements();
+    loop = linalg::isParallelIterator(
+               op.getIteratorTypesArray()[dim.getPosition()])
+               ? std::optional<unsigned>(dim.getPosition())
+               : std::nullopt;
+  }
+  return loop;
+}
+
+/// The permutation that puts the parallel loops of `op` first, the
+/// coalescing loop last among them, the others in their original order,
+/// or an empty vector when they already are.
 SmallVector<unsigned> getParallelFirst(linalg::GenericOp op) {
   SmallVector<unsigned> parallel, reduction;
   for (auto [i, t] : llvm::enumerate(op.getIteratorTypesArray()))
     (t == utils::IteratorType::parallel ? parallel : reduction).push_back(i);
+  if (std::optional<unsigned> inner = getCoalescingLoop(op)) {
+    llvm::erase(parallel, *inner);
+    parallel.push_back(*inner);
+  }
   SmallVector<unsigned> order(parallel);
   order.append(reduction);
   SmallVector<unsigned> identity(order.size());
@@ -45,6 +78,75 @@ SmallVector<unsigned> getParallelFirst(linalg::GenericOp op) {
   if (order == identity)
     return {};
   return order;
+}
+
+/// A reduction loop of linalg's lowering loads the output element, combines
+/// and stores it back in every iteration: a read and a write of global
+/// memory per element reduced. When the loop's only write is the store of
+/// a loop-invariant element that one load of the same memref reads, the
+/// element is loaded before the loop, carried in a register (an iter_arg)
+/// and stored after it. Other loads may stay: a linalg op's inputs do not
+/// alias the output it reduces into.
+void carryAccumulators(RewriterBase &rewriter, Operation *root) {
+  SmallVector<scf::ForOp> loops;
+  root->walk([&](scf::ForOp loop) { loops.push_back(loop); }); // Inner first.
+  // Two indices are the same when they are one value or computed alike
+  // from the same values by pure ops (linalg's lowering applies the
+  // indexing maps anew for each access).
+  auto sameIndex = [](Value a, Value b) {
+    if (a == b)
+      return true;
+    Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+    return x && y && isPure(x) && isPure(y) &&
+           OperationEquivalence::isEquivalentTo(
+               x, y, OperationEquivalence::IgnoreLocations);
+  };
+  for (scf::ForOp loop : loops) {
+    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+    Block *body = loop.getBody();
+    memref::StoreOp store;
+    int writes = 0;
+    body->walk([&](Operation *op) {
+      if (isa<memref::StoreOp>(op) && op->getBlock() == body)
+        store = cast<memref::StoreOp>(op);
+      if (!isMemoryEffectFree(op) && !isa<memref::LoadOp>(op) &&
+          !isa<scf::YieldOp, scf::ForOp>(op))
+        ++writes;
+    });
+    if (!store || writes != 1)
+      continue;
+    auto invariant = [&](Value v) { return loop.isDefinedOutsideOfLoop(v); };
+    if (!invariant(store.getMemRef()) ||
+        !llvm::all_of(store.getIndices(), invariant))
+      continue;
+    memref::LoadOp load;
+    int loadsOfMemRef = 0;
+    body->walk([&](memref::LoadOp l) {
+      if (l.getMemRef() != store.getMemRef())
+        return;
+      ++loadsOfMemRef;
+      if (l->getBlock() == body &&
+          llvm::equal(l.getIndices(), store.getIndices(), sameIndex))
+        load = l;
+    });
+    if (!load || loadsOfMemRef != 1 || !load->isBeforeInBlock(store))
+      continue;
+    rewriter.moveOpBefore(load, loop);
+    Value stored = store.getValueToStore();
+    FailureOr<LoopLikeOpInterface> carried = loop.replaceWithAdditionalYields(
+        rewriter, ValueRange{load.getResult()},
+        /*replaceInitOperandUsesInLoop=*/true,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+          return SmallVector<Value>{stored};
+        });
+    if (failed(carried))
+      continue;
+    Operation *newLoop = carried->getOperation();
+    rewriter.moveOpAfter(store, newLoop);
+    rewriter.modifyOpInPlace(store, [&] {
+      store.getValueMutable().assign(newLoop->getResults().back());
+    });
+  }
 }
 
 } // namespace
@@ -120,6 +222,7 @@ void TofuGPUParallelLoopsPass::runOnOperation() {
       rewriter.moveOpBefore(first, wrapper.getBody()->getTerminator());
       parallel = wrapper;
     }
+    carryAccumulators(rewriter, parallel);
     if (parallel.getNumLoops() > 1) {
       std::vector<unsigned> all(parallel.getNumLoops());
       std::iota(all.begin(), all.end(), 0);

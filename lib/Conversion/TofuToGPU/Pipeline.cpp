@@ -78,7 +78,10 @@ void buildTofuGPUPipeline(OpPassManager &pm,
   text += llvm::formatv(
       ",tofu-gpu-parallel-loops{{block-size={0}},"
       "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-      "lower-affine,"
+      "lower-affine,canonicalize,"
+      // The kernels get their extents and strides as constants (divisions
+      // by constants become multiplications and shifts), not parameters.
+      "gpu-launch-sink-index-computations,"
       "gpu-kernel-outlining,"
       "tofu-gpu-merge-kernels,"
       "tofu-gpu-stream-order,"

@@ -3,7 +3,9 @@
 
 // Tests that a bias gradient (reduction loop first) gets its parallel loop
 // outside: 300 columns in blocks of 256 threads with a bound guard, and the
-// reduction over 4 rows as a sequential loop in each thread.
+// reduction over 4 rows as a sequential loop in each thread that carries
+// the sum in a register: the output element is loaded once before the
+// loop and stored once after it.
 
 // CHECK-LABEL: func.func @bias_gradient
 // CHECK-DAG: %[[C300:.*]] = arith.constant 300 : index
@@ -15,8 +17,12 @@
 // CHECK: arith.addi %{{.*}}, %[[BID]] : index
 // CHECK: arith.cmpi ult, %{{.*}}, %[[C300]] : index
 // CHECK: scf.if
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C4]]
-// CHECK: arith.addf
+// CHECK: %[[OLD:.*]] = memref.load %arg1
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[OLD]]) -> (f32) {
+// CHECK-NOT: memref.store
+// CHECK: %[[NEW:.*]] = arith.addf %[[ACC]], %{{.*}} : f32
+// CHECK-NEXT: scf.yield %[[NEW]] : f32
+// CHECK: memref.store %[[SUM]], %arg1
 // CHECK-NOT: linalg.generic
 // BLOCK-LABEL: func.func @bias_gradient
 // BLOCK: arith.constant 128 : index
@@ -52,6 +58,31 @@ func.func @relu_3d(%x: memref<2x3x5xf32>, %y: memref<2x3x5xf32>) {
   linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : memref<2x3x5xf32>) outs(%y : memref<2x3x5xf32>) {
   ^bb0(%in: f32, %out: f32):
     %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that the parallel loop that walks the last dimension of the
+// largest operand (the 64 x 300 input, not the 300 x 64 output) varies
+// fastest: the collapsed thread index t reads x[r, t mod 300], so that
+// neighbouring threads read neighbouring elements.
+
+// CHECK-LABEL: func.func @coalesced
+// CHECK: scf.if
+// CHECK-NEXT: %[[COL:.*]] = arith.remsi %{{.*}}, %c300{{.*}} : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.divsi %{{.*}}, %c300{{.*}} : index
+// CHECK-NEXT: %[[I:.*]] = affine.apply #{{.*}}(%[[ROW]])
+// CHECK-NEXT: %[[J:.*]] = affine.apply #{{.*}}(%[[COL]])
+// CHECK-NEXT: memref.load %arg0[%[[I]], %[[J]]] : memref<64x300xf32>
+#xy = affine_map<(d0, d1) -> (d0, d1)>
+#yx = affine_map<(d0, d1) -> (d1, d0)>
+func.func @coalesced(%x: memref<64x300xf32>, %y: memref<300x64xf32>) {
+  linalg.generic {indexing_maps = [#xy, #yx], iterator_types = ["parallel", "parallel"]} ins(%x : memref<64x300xf32>) outs(%y : memref<300x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.negf %in : f32
     linalg.yield %r : f32
   }
   return
