@@ -413,10 +413,18 @@ bool allowsNondeterminism() {
   return allowed && std::strcmp(allowed, "1") == 0;
 }
 
-/// Runs `query(requested, &count, perfs)`, one of cuDNN's three
-/// *Algorithm_v7 heuristics, and returns the first algorithm it ranks
-/// usable and deterministic (bit-identical results from run to run), or
-/// the first usable one if none is deterministic or
+/// Whether TOFU_GPU_CUDNN_HEURISTICS=1 ranks the algorithms by cuDNN's
+/// heuristics (cudnnGet*Algorithm_v7) rather than by timing each on the
+/// problem (cudnnFind*Algorithm, the default).
+bool usesHeuristics() {
+  const char *value = std::getenv("TOFU_GPU_CUDNN_HEURISTICS");
+  return value && std::strcmp(value, "1") == 0;
+}
+
+/// Runs `query(requested, &count, perfs)`, cuDNN's timing of the
+/// algorithms (fastest first) or its heuristics, and returns the first
+/// algorithm it ranks usable and deterministic (bit-identical results from
+/// run to run), or the first usable one if none is deterministic or
 /// TOFU_GPU_NONDETERMINISTIC=1.
 template <typename Perf, typename Query>
 ConvAlgorithm queryAlgorithms(const char *entry, Query query) {
@@ -468,22 +476,34 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   case tofu::gpu::ConvKind::Forward:
     chosen = queryAlgorithms<cudnnConvolutionFwdAlgoPerf_t>(
         entry, [&](int requested, int *count, auto *perfs) {
-          TOFU_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-              d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs));
+          if (usesHeuristics())
+            TOFU_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+                d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs));
+          else
+            TOFU_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+                d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs));
         });
     break;
   case tofu::gpu::ConvKind::BackwardData:
     chosen = queryAlgorithms<cudnnConvolutionBwdDataAlgoPerf_t>(
         entry, [&](int requested, int *count, auto *perfs) {
-          TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-              d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs));
+          if (usesHeuristics())
+            TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs));
+          else
+            TOFU_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
+                d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs));
         });
     break;
   case tofu::gpu::ConvKind::BackwardFilter:
     chosen = queryAlgorithms<cudnnConvolutionBwdFilterAlgoPerf_t>(
         entry, [&](int requested, int *count, auto *perfs) {
-          TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-              d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs));
+          if (usesHeuristics())
+            TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs));
+          else
+            TOFU_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
+                d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs));
         });
     break;
   }
