@@ -162,6 +162,29 @@ def ConvertTofuToCPU : Pass<"convert-tofu-to-cpu", "mlir::ModuleOp"> {
   }];
 }
 
+def TofuOutlineLoops : Pass<"tofu-outline-loops", "mlir::ModuleOp"> {
+  let summary = "Give each loop nest of a long function a function of its own";
+  let description = [{
+    A training step lowered for the CPU is one function with a loop nest
+    per linalg op: an LSTM unrolled over 20 time steps has thousands.
+    LLVM's scalar evolution answers its loop queries by walking the
+    blocks that dominate each loop, so optimizing such a function takes
+    time quadratic in its length: `tofu-run` did not finish compiling the
+    zoo's default LSTM step in 10 minutes. This pass moves every top-level
+    `scf.for` and `scf.parallel` of a function that has at least
+    `min-loops` of them into a private function of its own (its operands
+    become the function's arguments), marked `noinline`, and calls it in
+    its place. Runs after `convert-linalg-to-loops`, before the lowering
+    of scf.
+  }];
+  let options = [
+    Option<"minLoops", "min-loops", "unsigned", /*default=*/"64",
+           "Outline the loop nests of functions with at least this many">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TofuCPUReport : Pass<"tofu-cpu-report", "mlir::ModuleOp"> {
   let summary = "Print the FLOPs of a CPU-lowered step that go to library "
                 "calls and to generated loops";

@@ -31,6 +31,11 @@ struct TofuCPUPipelineOptions
       llvm::cl::desc("Write tofu-cpu-report's output to this file ('-' for "
                      "stderr; empty for no report)"),
       llvm::cl::init("")};
+  Option<unsigned> outlineMinLoops{
+      *this, "outline-min-loops",
+      llvm::cl::desc("Give each loop nest a function of its own in "
+                     "functions with at least this many (tofu-outline-loops)"),
+      llvm::cl::init(64)};
 };
 
 void buildTofuCPUPipeline(OpPassManager &pm,
@@ -51,8 +56,10 @@ void buildTofuCPUPipeline(OpPassManager &pm,
                           options.report.getValue());
   // Allocations go through the runtime's counting hooks
   // (use-generic-functions).
-  text += ",convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-          "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+  text += llvm::formatv(",convert-linalg-to-loops,tofu-outline-loops{{"
+                        "min-loops={0}},expand-strided-metadata,lower-affine,",
+                        options.outlineMinLoops.getValue());
+  text += "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
           "finalize-memref-to-llvm{use-generic-functions=1},convert-to-llvm,"
           "reconcile-unrealized-casts";
   if (failed(parsePassPipeline(text, pm, llvm::errs())))

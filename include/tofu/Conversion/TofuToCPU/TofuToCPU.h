@@ -17,6 +17,7 @@ namespace tofu {
 
 #define GEN_PASS_DECL_CONVERTTOFUTOCPU
 #define GEN_PASS_DECL_TOFUCPUREPORT
+#define GEN_PASS_DECL_TOFUOUTLINELOOPS
 #include "tofu/Conversion/Passes.h.inc"
 
 /// Registers `tofu-cpu-pipeline` (docs/cpu.md).
