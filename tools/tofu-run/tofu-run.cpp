@@ -52,6 +52,16 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -110,6 +120,14 @@ static llvm::cl::opt<bool> gpuLowerOnly(
     "gpu-lower-only",
     llvm::cl::desc("With --gpu: print the lowered module instead of running "
                    "it (needs no GPU)"),
+    llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> emitExecutable(
+    "emit-executable",
+    llvm::cl::desc("Write a standalone executable of the run (the lowered "
+                   "module compiled and linked against this build's "
+                   "runtimes) to this path instead of running it; with "
+                   "--gpu it needs no GPU. Links with $TOFU_CC (default cc)"),
+    llvm::cl::value_desc("path"), llvm::cl::init(""),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> libraryCalls(
     "library-calls",
@@ -250,6 +268,91 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
     }
   }
   return success();
+}
+
+/// Compiles the lowered `module` (LLVM dialect, its @main the training
+/// run) into an executable at `path`: translated to LLVM IR, @main renamed
+/// and called from a C `int main(void)`, optimized at -O2 for the generic
+/// CPU of the host's architecture (the executable may run on another
+/// machine), written as an object and linked by $TOFU_CC (default cc)
+/// against `libraries` with run paths to their directories. Returns an
+/// error message, empty on success.
+static std::string compileExecutable(ModuleOp module, StringRef path,
+                                     ArrayRef<std::string> libraries,
+                                     bool allowUndefinedInLibraries) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "tofu-run");
+  if (!llvmModule)
+    return "cannot translate the lowered module to LLVM IR";
+  llvm::Function *run = llvmModule->getFunction("main");
+  if (!run || !run->arg_empty())
+    return "the lowered module has no @main() to call";
+  run->setName("tofu_lowered_main");
+  auto *entry = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getInt32Ty(context), false),
+      llvm::Function::ExternalLinkage, "main", *llvmModule);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
+  builder.CreateCall(run);
+  builder.CreateRet(builder.getInt32(0));
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "no LLVM target for " + triple.str() + ": " + error;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, /*CPU=*/"", /*Features=*/"", llvm::TargetOptions(),
+      llvm::Reloc::PIC_));
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (llvm::Error e = makeOptimizingTransformer(2, 0, machine.get())(
+          llvmModule.get()))
+    return "cannot optimize the module: " + llvm::toString(std::move(e));
+
+  llvm::SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("tofu-run", "o", object))
+    return "cannot create a temporary object file: " + ec.message();
+  auto removeObject = llvm::make_scope_exit(
+      [&] { llvm::sys::fs::remove(object); });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(object, ec);
+    if (ec)
+      return "cannot write " + object.str().str() + ": " + ec.message();
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return "the LLVM target cannot emit an object file";
+    codegen.run(*llvmModule);
+  }
+
+  const char *ccName = std::getenv("TOFU_CC");
+  std::string cc = ccName && *ccName ? ccName : "cc";
+  llvm::ErrorOr<std::string> ccPath = llvm::sys::findProgramByName(cc);
+  if (!ccPath)
+    return "cannot find the linker driver " + cc +
+           " (set TOFU_CC to a C compiler)";
+  std::vector<std::string> args{*ccPath, object.str().str(), "-o", path.str()};
+  for (const std::string &library : libraries) {
+    args.push_back(library);
+    args.push_back("-Wl,-rpath," +
+                   llvm::sys::path::parent_path(library).str());
+  }
+  args.push_back("-lm"); // The math functions that the lowering calls.
+  if (allowUndefinedInLibraries)
+    args.push_back("-Wl,--allow-shlib-undefined");
+  std::vector<StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*ccPath, argRefs, std::nullopt, {},
+                                         0, 0, &message);
+  if (status != 0)
+    return "linking with " + *ccPath + " failed" +
+           (message.empty() ? "" : ": " + message);
+  return "";
 }
 
 /// The CUDA runtime next to the executable `argv0`; exits with a message
@@ -488,8 +591,20 @@ int main(int argc, char **argv) {
                 "search with devices=" +
                 llvm::Twine(ranks) + "), or run it on one rank");
   std::string cudaRuntime;
-  if (onGPU && !gpuLowerOnly)
+  if (onGPU && !gpuLowerOnly && emitExecutable.empty())
     cudaRuntime = requireGPU(argv[0]);
+  if (!emitExecutable.empty()) {
+    if (ranks > 1)
+      return fail("--emit-executable compiles; run it on one rank");
+    if (onGPU) {
+      std::string tried;
+      if (!StringRef(TOFU_CUDA_RUNTIME_NAME).empty())
+        cudaRuntime = findRuntime(argv[0], tried, TOFU_CUDA_RUNTIME_NAME);
+      if (cudaRuntime.empty())
+        return fail("--gpu --emit-executable: this build has no CUDA "
+                    "runtime to link against");
+    }
+  }
 
   std::string driver = "tofu-train-driver{steps=" + std::to_string(steps) +
                        " seed=" + std::to_string(seed) +
@@ -563,6 +678,17 @@ int main(int argc, char **argv) {
   std::string runtime = findRuntime(argv[0], tried);
   if (runtime.empty())
     return fail("cannot find the CPU runtime; tried " + tried);
+  if (!emitExecutable.empty()) {
+    SmallVector<std::string> libraries{runtime};
+    if (onGPU)
+      libraries.push_back(cudaRuntime);
+    libraries.push_back(TOFU_C_RUNNER_UTILS);
+    std::string error =
+        compileExecutable(*module, emitExecutable, libraries, onGPU);
+    if (!error.empty())
+      return fail("--emit-executable: " + error);
+    return 0;
+  }
   auto transformer = makeOptimizingTransformer(2, 0, nullptr);
   ExecutionEngineOptions options;
   options.transformer = transformer;
