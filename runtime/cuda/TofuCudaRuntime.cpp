@@ -421,30 +421,44 @@ bool usesHeuristics() {
   return value && std::strcmp(value, "1") == 0;
 }
 
-/// Runs `query(requested, &count, perfs)`, cuDNN's timing of the
-/// algorithms (fastest first) or its heuristics, and returns the first
-/// algorithm it ranks usable and deterministic (bit-identical results from
+/// Ranks the algorithms of a convolution with `find(requested, &count,
+/// perfs)` (cuDNN times each on the problem, fastest first) or, with
+/// TOFU_GPU_CUDNN_HEURISTICS=1 or when timing fails (e.g. for want of
+/// memory for its own buffers), `get(...)` (cuDNN's heuristics), and takes
+/// the first usable deterministic algorithm (bit-identical results from
 /// run to run), or the first usable one if none is deterministic or
-/// TOFU_GPU_NONDETERMINISTIC=1.
-template <typename Perf, typename Query>
-ConvAlgorithm queryAlgorithms(const char *entry, Query query) {
+/// TOFU_GPU_NONDETERMINISTIC=1. Of timed algorithms within 5% of that one,
+/// the lowest-numbered is taken, so that timing noise does not change the
+/// choice from run to run.
+template <typename Perf, typename Find, typename Get>
+ConvAlgorithm queryAlgorithms(const char *entry, Find find, Get get) {
   constexpr int kRequested = 16;
   Perf perfs[kRequested];
   int count = 0;
-  query(kRequested, &count, perfs);
-  const Perf *first = nullptr;
-  for (int i = 0; i < count; ++i) {
-    if (perfs[i].status != CUDNN_STATUS_SUCCESS)
-      continue;
-    if (!first)
-      first = &perfs[i];
-    if (allowsNondeterminism() || perfs[i].determinism == CUDNN_DETERMINISTIC)
-      return {static_cast<int>(perfs[i].algo), perfs[i].memory,
-              perfs[i].mathType};
+  bool timed = !usesHeuristics() &&
+               find(kRequested, &count, perfs) == CUDNN_STATUS_SUCCESS;
+  if (!timed)
+    TOFU_CUDNN_CHECK(get(kRequested, &count, perfs));
+  auto usable = [](const Perf &p) { return p.status == CUDNN_STATUS_SUCCESS; };
+  auto deterministic = [&](const Perf &p) {
+    return usable(p) &&
+           (allowsNondeterminism() || p.determinism == CUDNN_DETERMINISTIC);
+  };
+  bool anyDeterministic = std::any_of(perfs, perfs + count, deterministic);
+  auto candidate = [&](const Perf &p) {
+    return anyDeterministic ? deterministic(p) : usable(p);
+  };
+  const Perf *chosen = std::find_if(perfs, perfs + count, candidate);
+  if (chosen == perfs + count)
+    misuse(entry, "cuDNN offers no algorithm for this convolution");
+  if (timed) {
+    float limit = chosen->time * 1.05f;
+    for (int i = 0; i < count; ++i)
+      if (candidate(perfs[i]) && perfs[i].time <= limit &&
+          perfs[i].algo < chosen->algo)
+        chosen = &perfs[i];
   }
-  if (first)
-    return {static_cast<int>(first->algo), first->memory, first->mathType};
-  misuse(entry, "cuDNN offers no algorithm for this convolution");
+  return {static_cast<int>(chosen->algo), chosen->memory, chosen->mathType};
 }
 
 /// Chooses (once per problem) the algorithm of a convolution whose
@@ -475,35 +489,38 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   switch (kind) {
   case tofu::gpu::ConvKind::Forward:
     chosen = queryAlgorithms<cudnnConvolutionFwdAlgoPerf_t>(
-        entry, [&](int requested, int *count, auto *perfs) {
-          if (usesHeuristics())
-            TOFU_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-                d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs));
-          else
-            TOFU_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
-                d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs));
+        entry,
+        [&](int requested, int *count, auto *perfs) {
+          return cudnnFindConvolutionForwardAlgorithm(
+              d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs);
+        },
+        [&](int requested, int *count, auto *perfs) {
+          return cudnnGetConvolutionForwardAlgorithm_v7(
+              d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs);
         });
     break;
   case tofu::gpu::ConvKind::BackwardData:
     chosen = queryAlgorithms<cudnnConvolutionBwdDataAlgoPerf_t>(
-        entry, [&](int requested, int *count, auto *perfs) {
-          if (usesHeuristics())
-            TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs));
-          else
-            TOFU_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
-                d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs));
+        entry,
+        [&](int requested, int *count, auto *perfs) {
+          return cudnnFindConvolutionBackwardDataAlgorithm(
+              d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs);
+        },
+        [&](int requested, int *count, auto *perfs) {
+          return cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs);
         });
     break;
   case tofu::gpu::ConvKind::BackwardFilter:
     chosen = queryAlgorithms<cudnnConvolutionBwdFilterAlgoPerf_t>(
-        entry, [&](int requested, int *count, auto *perfs) {
-          if (usesHeuristics())
-            TOFU_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs));
-          else
-            TOFU_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
-                d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs));
+        entry,
+        [&](int requested, int *count, auto *perfs) {
+          return cudnnFindConvolutionBackwardFilterAlgorithm(
+              d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs);
+        },
+        [&](int requested, int *count, auto *perfs) {
+          return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs);
         });
     break;
   }

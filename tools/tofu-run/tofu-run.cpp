@@ -275,11 +275,14 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
 /// and called from a C `int main(void)`, optimized at -O2 for the generic
 /// CPU of the host's architecture (the executable may run on another
 /// machine), written as an object and linked by $TOFU_CC (default cc)
-/// against `libraries` with run paths to their directories. Returns an
-/// error message, empty on success.
+/// against `libraries` with run paths to their directories. Its `main`
+/// sets TOFU_NUM_THREADS to `threads` unless the environment has it (the
+/// runtime reads it, as it does when tofu-run sets it). Returns an error
+/// message, empty on success.
 static std::string compileExecutable(ModuleOp module, StringRef path,
                                      ArrayRef<std::string> libraries,
-                                     bool allowUndefinedInLibraries) {
+                                     bool allowUndefinedInLibraries,
+                                     int threads) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tofu-run");
@@ -293,6 +296,14 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
       llvm::FunctionType::get(llvm::Type::getInt32Ty(context), false),
       llvm::Function::ExternalLinkage, "main", *llvmModule);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
+  // --threads, unless the environment sets it: setenv(name, N, 0).
+  llvm::Type *i32 = builder.getInt32Ty(), *ptr = builder.getPtrTy();
+  llvm::FunctionCallee setenvFn = llvmModule->getOrInsertFunction(
+      "setenv", llvm::FunctionType::get(i32, {ptr, ptr, i32}, false));
+  builder.CreateCall(setenvFn,
+                     {builder.CreateGlobalString("TOFU_NUM_THREADS"),
+                      builder.CreateGlobalString(std::to_string(threads)),
+                      builder.getInt32(0)});
   builder.CreateCall(run);
   builder.CreateRet(builder.getInt32(0));
 
@@ -328,6 +339,10 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
                                      llvm::CodeGenFileType::ObjectFile))
       return "the LLVM target cannot emit an object file";
     codegen.run(*llvmModule);
+    os.close();
+    if (os.has_error())
+      return "cannot write " + object.str().str() + ": " +
+             os.error().message();
   }
 
   const char *ccName = std::getenv("TOFU_CC");
@@ -684,7 +699,8 @@ int main(int argc, char **argv) {
       libraries.push_back(cudaRuntime);
     libraries.push_back(TOFU_C_RUNNER_UTILS);
     std::string error =
-        compileExecutable(*module, emitExecutable, libraries, onGPU);
+        compileExecutable(*module, emitExecutable, libraries, onGPU,
+                          rankThreads);
     if (!error.empty())
       return fail("--emit-executable: " + error);
     return 0;

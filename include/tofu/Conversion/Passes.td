@@ -171,11 +171,12 @@ def TofuOutlineLoops : Pass<"tofu-outline-loops", "mlir::ModuleOp"> {
     blocks that dominate each loop, so optimizing such a function takes
     time quadratic in its length: `tofu-run` did not finish compiling the
     zoo's default LSTM step in 10 minutes. This pass moves every top-level
-    `scf.for` and `scf.parallel` of a function that has at least
-    `min-loops` of them into a private function of its own (its operands
-    become the function's arguments), marked `noinline`, and calls it in
-    its place. Runs after `convert-linalg-to-loops`, before the lowering
-    of scf.
+    `scf.for` and `scf.parallel` without results of a function that has
+    at least `min-loops` of them into a private function of its own (its
+    operands become the function's arguments), marked `noinline`, and
+    calls it in its place. Loops with results (the training driver's step
+    loop) and the functions tagged `tofu.driver` stay as they are. Runs
+    after `convert-linalg-to-loops`, before the lowering of scf.
   }];
   let options = [
     Option<"minLoops", "min-loops", "unsigned", /*default=*/"64",

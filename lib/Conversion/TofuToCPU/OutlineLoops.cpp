@@ -34,12 +34,14 @@ struct TofuOutlineLoopsPass
     IRRewriter rewriter(&getContext());
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
-      if (func.isExternal())
+      // The training driver's loop carries the weights (its results are
+      // used after it); a step's own loops of linalg ops have no results.
+      if (func.isExternal() || func->hasAttr("tofu.driver"))
         continue;
       SmallVector<Operation *> nests;
       for (Block &block : func.getBody())
         for (Operation &op : block)
-          if (isa<scf::ForOp, scf::ParallelOp>(op))
+          if (isa<scf::ForOp, scf::ParallelOp>(op) && op.getNumResults() == 0)
             nests.push_back(&op);
       if (nests.size() < minLoops)
         continue;

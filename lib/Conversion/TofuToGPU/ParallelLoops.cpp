@@ -129,7 +129,8 @@ void carryAccumulators(RewriterBase &rewriter, Operation *root) {
           llvm::equal(l.getIndices(), store.getIndices(), sameIndex))
         load = l;
     });
-    if (!load || loadsOfMemRef != 1 || !load->isBeforeInBlock(store))
+    if (!load || loadsOfMemRef != 1 || !load->isBeforeInBlock(store) ||
+        !llvm::all_of(load.getIndices(), invariant))
       continue;
     rewriter.moveOpBefore(load, loop);
     Value stored = store.getValueToStore();
