@@ -65,12 +65,10 @@ void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
   if (beta != 0.0f && beta != 1.0f)
     misuse(entry, "beta must be 0 or 1");
   setThreadsOnce();
-  tofu::gpu::StridedMatrix ma, mb, mc;
-  ma.row = aRow, ma.col = aCol, ma.batch = aBatch;
-  mb.row = bRow, mb.col = bCol, mb.batch = bBatch;
-  mc.row = cRow, mc.col = cCol, mc.batch = cBatch;
   tofu::gpu::GemmPlan plan;
-  std::string error = tofu::gpu::planGemm(batch, m, n, k, ma, mb, mc, plan);
+  std::string error = tofu::gpu::planStridedGemm(
+      batch, m, n, k, aRow, aCol, aBatch, bRow, bCol, bBatch, cRow, cCol,
+      cBatch, plan);
   if (!error.empty())
     misuse(entry, error);
   if (plan.kind == tofu::gpu::GemmPlan::Nothing)

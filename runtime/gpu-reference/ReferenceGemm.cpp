@@ -25,12 +25,10 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
                          "0 or 1\n");
     std::abort();
   }
-  tofu::gpu::StridedMatrix ma, mb, mc;
-  ma.row = aRow, ma.col = aCol, ma.batch = aBatch;
-  mb.row = bRow, mb.col = bCol, mb.batch = bBatch;
-  mc.row = cRow, mc.col = cCol, mc.batch = cBatch;
   tofu::gpu::GemmPlan plan;
-  std::string error = tofu::gpu::planGemm(batch, m, n, k, ma, mb, mc, plan);
+  std::string error = tofu::gpu::planStridedGemm(
+      batch, m, n, k, aRow, aCol, aBatch, bRow, bCol, bBatch, cRow, cCol,
+      cBatch, plan);
   if (!error.empty()) {
     std::fprintf(stderr, "tofu gpu reference: tofu_gpu_sgemm: %s\n",
                  error.c_str());

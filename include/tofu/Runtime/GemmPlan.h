@@ -128,6 +128,22 @@ inline std::string planGemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
   return "";
 }
 
+/// planGemm on the operands as the library entry points take them (the
+/// row, column and batch strides of A, B and C), shared by the CPU, CUDA
+/// and host stand-in runtimes.
+inline std::string planStridedGemm(intptr_t batch, intptr_t m, intptr_t n,
+                                   intptr_t k, intptr_t aRow, intptr_t aCol,
+                                   intptr_t aBatch, intptr_t bRow,
+                                   intptr_t bCol, intptr_t bBatch,
+                                   intptr_t cRow, intptr_t cCol,
+                                   intptr_t cBatch, GemmPlan &plan) {
+  StridedMatrix a, b, c;
+  a.row = aRow, a.col = aCol, a.batch = aBatch;
+  b.row = bRow, b.col = bCol, b.batch = bBatch;
+  c.row = cRow, c.col = cCol, c.batch = cBatch;
+  return planGemm(batch, m, n, k, a, b, c, plan);
+}
+
 /// Executes `plan` on the host exactly as cuBLAS defines the call
 /// (column-major, op(X) = X or X^T, strided batches) with alpha = 1: the
 /// reference against which the plan is tested without a GPU. `a`, `b` and
