@@ -29,6 +29,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace tofu {
@@ -43,6 +44,7 @@ void registerTestFanInPass();
 } // namespace tofu
 
 int main(int argc, char **argv) {
+  tofu::setDefaultCudaHome(); // For tofu-gpu-pipeline's ptxas.
   mlir::DialectRegistry registry;
   // Upstream dialects, interfaces and passes that pipelines combine with
   // ours (linalg, tensor, arith, math, func, scf, tosa, shard,

@@ -500,6 +500,7 @@ static llvm::cl::opt<int> *adoptThreadsOption() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  tofu::setDefaultCudaHome(); // For tofu-gpu-pipeline's ptxas.
   llvm::cl::opt<int> *threadsOption = adoptThreadsOption();
   llvm::cl::HideUnrelatedOptions(tofuRunCategory);
   llvm::cl::ParseCommandLineOptions(argc, argv, kOverview);

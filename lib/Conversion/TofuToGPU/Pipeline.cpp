@@ -11,7 +11,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -103,4 +106,12 @@ void tofu::registerTofuGPUPipeline() {
       "Lower a training step to host code with cuBLAS calls and generated "
       "CUDA kernels (docs/gpu.md)",
       buildTofuGPUPipeline);
+}
+
+void tofu::setDefaultCudaHome() {
+  for (const char *name : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *value = std::getenv(name); value && *value)
+      return;
+  if (llvm::sys::fs::exists("/usr/local/cuda/bin/ptxas"))
+    ::setenv("CUDA_HOME", "/usr/local/cuda", /*overwrite=*/0);
 }

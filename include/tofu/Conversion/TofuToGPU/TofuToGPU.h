@@ -49,6 +49,11 @@ bool isLibraryCall(mlir::Operation *op);
 /// Registers `tofu-gpu-pipeline` (docs/gpu.md).
 void registerTofuGPUPipeline();
 
+/// Sets CUDA_HOME to /usr/local/cuda when none of CUDA_HOME, CUDA_ROOT and
+/// CUDA_PATH is set and /usr/local/cuda/bin/ptxas exists: the cubins are
+/// serialized by the toolkit's ptxas, which upstream finds through them.
+void setDefaultCudaHome();
+
 } // namespace tofu
 
 #endif // TOFU_CONVERSION_TOFUTOGPU_TOFUTOGPU_H
