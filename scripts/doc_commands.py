@@ -71,7 +71,8 @@ def scratch_dir(root):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=pathlib.Path(__file__).parent.parent)
+    parser.add_argument("--root",
+                        default=pathlib.Path(__file__).resolve().parent.parent)
     parser.add_argument("--list", action="store_true",
                         help="list the blocks without running them")
     parser.add_argument("--timeout", type=int, default=300)
@@ -84,7 +85,7 @@ def main():
            "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
     counts = {"passed": 0, "failed": 0, "skipped": 0, "listed": 0}
     for path in files:
-        name = path.relative_to(root)
+        name = os.path.relpath(path, root)
         scratch = None
         for line, text, skip in blocks(path):
             where = f"{name}:{line}"
