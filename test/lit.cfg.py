@@ -35,12 +35,19 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 #    not needed;
 #  - hwloc's PCI plugin leaks in MPI_Init and is unloaded before exit, so
 #    LeakSanitizer reports a leak that it cannot attribute. MPICH needs no
-#    PCI topology on one host.
+#    PCI topology on one host;
+#  - MPI_Abort, the runtime's way out of a fatal error, skips MPI_Finalize,
+#    so LeakSanitizer reports what UCX allocated in MPI_Init
+#    (test/lsan.supp).
 # A test that still cannot run instrumented is marked `UNSUPPORTED: asan`.
 if config.tofu_sanitizers:
     config.available_features.add("asan")
     config.environment["UCX_MEM_MMAP_HOOK_MODE"] = "none"
     config.environment["HWLOC_COMPONENTS"] = "-pci"
+    lsan = config.environment.get("LSAN_OPTIONS", "")
+    config.environment["LSAN_OPTIONS"] = ":".join(
+        filter(None, [lsan, "suppressions=" +
+                      os.path.join(config.tofu_src_root, "test", "lsan.supp")]))
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tofu_tools_dir, config.llvm_tools_dir]

@@ -327,7 +327,7 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("tofu-run", "o", object))
     return "cannot create a temporary object file: " + ec.message();
-  auto removeObject = llvm::make_scope_exit(
+  llvm::scope_exit removeObject(
       [&] { llvm::sys::fs::remove(object); });
   {
     std::error_code ec;
@@ -587,14 +587,22 @@ int main(int argc, char **argv) {
   for (const std::string *path : {&initFile, &dataFile, &resumeFile})
     if (!path->empty() && !llvm::sys::fs::exists(*path))
       return fail("no such file: " + *path);
-  if (!saveFile.empty()) {
-    StringRef dir = llvm::sys::path::parent_path(saveFile);
+  // Files written during the run: their directory must take them now, not
+  // after the compilation, when the runtime could only abort.
+  for (auto [option, path] : {std::pair{"--save", &saveFile},
+                              std::pair{"--log", &logFile}}) {
+    if (path->empty())
+      continue;
+    StringRef dir = llvm::sys::path::parent_path(*path);
     if (dir.empty())
       dir = ".";
     if (!llvm::sys::fs::is_directory(dir) ||
         llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
-      return fail("cannot write --save " + saveFile + ": " + dir +
-                  " is not a writable directory");
+      return fail(llvm::Twine("cannot write ") + option + " " + *path +
+                  ": " + dir + " is not a writable directory");
+    if (llvm::sys::fs::is_directory(*path))
+      return fail(llvm::Twine("cannot write ") + option + " " + *path +
+                  ": it is a directory");
   }
   if (onGPU && reference)
     return fail("--gpu runs an unpartitioned step; --reference needs a "

@@ -75,8 +75,7 @@ struct TofuOutlineLoopsPass
         symbols.insert(*outlined);
         // The call replaces the wrapper.
         rewriter.setInsertionPoint(wrapper);
-        Operation *moved = rewriter.clone(*call);
-        (void)moved;
+        rewriter.clone(*call);
         rewriter.eraseOp(wrapper);
       }
     }
