@@ -54,6 +54,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -714,14 +715,26 @@ int main(int argc, char **argv) {
       return fail("--emit-executable: " + error);
     return 0;
   }
-  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
+  // The optimizer sees the host's target machine: without it the loop
+  // vectorizer assumes no vector registers and libm calls stay calls.
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> machineBuilder =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machineBuilder)
+    return fail("cannot compile the module: " +
+                llvm::toString(machineBuilder.takeError()));
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      machineBuilder->createTargetMachine();
+  if (!machine)
+    return fail("cannot compile the module: " +
+                llvm::toString(machine.takeError()));
+  auto transformer = makeOptimizingTransformer(2, 0, machine->get());
   ExecutionEngineOptions options;
   options.transformer = transformer;
   SmallVector<StringRef> libs{runtime, TOFU_C_RUNNER_UTILS};
   if (onGPU)
     libs.push_back(cudaRuntime);
   options.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*module, options);
+  auto engine = ExecutionEngine::create(*module, options, std::move(*machine));
   if (!engine)
     return fail("cannot compile the module: " +
                 llvm::toString(engine.takeError()));

@@ -36,6 +36,12 @@ struct TofuCPUPipelineOptions
       llvm::cl::desc("Give each loop nest a function of its own in "
                      "functions with at least this many (tofu-outline-loops)"),
       llvm::cl::init(64)};
+  Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("f32 tanh, exp, expm1, log, log1p and erf as "
+                     "polynomials that vectorize (tofu-approximate-math; "
+                     "false: libm calls)"),
+      llvm::cl::init(true)};
 };
 
 void buildTofuCPUPipeline(OpPassManager &pm,
@@ -57,8 +63,11 @@ void buildTofuCPUPipeline(OpPassManager &pm,
   // Allocations go through the runtime's counting hooks
   // (use-generic-functions).
   text += llvm::formatv(",convert-linalg-to-loops,tofu-outline-loops{{"
-                        "min-loops={0}},expand-strided-metadata,lower-affine,",
-                        options.outlineMinLoops.getValue());
+                        "min-loops={0}},{1}expand-strided-metadata,"
+                        "lower-affine,",
+                        options.outlineMinLoops.getValue(),
+                        options.approximateMath ? "tofu-approximate-math,"
+                                                : "");
   text += "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
           "finalize-memref-to-llvm{use-generic-functions=1},convert-to-llvm,"
           "reconcile-unrealized-casts";

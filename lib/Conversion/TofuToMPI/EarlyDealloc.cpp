@@ -114,7 +114,7 @@ Operation *getLastUser(Block *block, Value root, Operation *dealloc) {
 void TofuEarlyDeallocPass::runOnOperation() {
   SmallVector<memref::DeallocOp> deallocs;
   getOperation()->walk([&](memref::DeallocOp op) { deallocs.push_back(op); });
-  unsigned moved = 0;
+  [[maybe_unused]] unsigned moved = 0;
   for (memref::DeallocOp dealloc : deallocs) {
     Block *block = dealloc->getBlock();
     Value root = getRootBuffer(dealloc.getMemref());

@@ -18,6 +18,7 @@ namespace tofu {
 #define GEN_PASS_DECL_CONVERTTOFUTOCPU
 #define GEN_PASS_DECL_TOFUCPUREPORT
 #define GEN_PASS_DECL_TOFUOUTLINELOOPS
+#define GEN_PASS_DECL_TOFUAPPROXIMATEMATH
 #include "tofu/Conversion/Passes.h.inc"
 
 /// Registers `tofu-cpu-pipeline` (docs/cpu.md).

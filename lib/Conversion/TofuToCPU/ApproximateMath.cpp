@@ -1,0 +1,45 @@
+//===- ApproximateMath.cpp - f32 transcendentals as polynomials -----------===//
+//
+// Implements tofu-approximate-math: the f32 tanh, exp, expm1, log, log1p
+// and erf of a CPU step become MLIR's polynomial approximations, which
+// vectorize, instead of scalar libm calls (Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Conversion/TofuToCPU/TofuToCPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUAPPROXIMATEMATH
+#include "tofu/Conversion/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+
+namespace {
+
+struct TofuApproximateMathPass
+    : public tofu::impl::TofuApproximateMathBase<TofuApproximateMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // The functions named by the op mnemonic; the patterns match f32 (and
+    // vectors of it) only.
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          name.consume_front("math.");
+          return llvm::StringSwitch<bool>(name)
+              .Cases({"tanh", "exp", "expm1", "log", "log1p", "erf"}, true)
+              .Default(false);
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
