@@ -40,6 +40,7 @@
 #include "tofu/Transforms/TrainingAttributes.h"
 #include "tofu/Transforms/TrainingSignature.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -698,6 +699,15 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
+
+  // Only @main is called from outside. The execution engine gives every
+  // other external function a packed wrapper that loads each argument:
+  // for a step with hundreds of memref arguments, a block of thousands of
+  // loads whose instruction selection and scheduling took most of the JIT
+  // time (docs/cpu.md).
+  for (auto func : module->getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal() && func.getName() != "main")
+      func.setLinkage(LLVM::Linkage::Internal);
 
   std::string tried;
   std::string runtime = findRuntime(argv[0], tried);

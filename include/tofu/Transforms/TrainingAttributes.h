@@ -48,6 +48,10 @@ inline constexpr char kStateOf[] = "tofu.state_of";
 inline constexpr char kHyperparameter[] = "tofu.hyperparameter";
 /// Optimizer operation: the weight argument it updates (i64).
 inline constexpr char kUpdateOf[] = "tofu.update_of";
+/// Function (unit): tofu-train-driver's @main, which the lowering passes
+/// that would spend long on it for nothing skip. The one attribute of ours
+/// that convert-tofu-to-mpi keeps.
+inline constexpr char kDriver[] = "tofu.driver";
 
 /// The value of an integer attribute read back from the IR, or std::nullopt
 /// when `attr` is absent, not an integer, or does not fit in 64 bits. The IR

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToCPU/TofuToCPU.h"
+#include "tofu/Transforms/TrainingAttributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -36,7 +37,7 @@ struct TofuOutlineLoopsPass
     for (func::FuncOp func : funcs) {
       // The training driver's loop carries the weights (its results are
       // used after it); a step's own loops of linalg ops have no results.
-      if (func.isExternal() || func->hasAttr("tofu.driver"))
+      if (func.isExternal() || func->hasAttr(tofu::attrs::kDriver))
         continue;
       SmallVector<Operation *> nests;
       for (Block &block : func.getBody())

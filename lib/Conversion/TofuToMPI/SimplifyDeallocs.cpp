@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToMPI/EarlyDealloc.h"
+#include "tofu/Transforms/TrainingAttributes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,7 +40,7 @@ struct TofuSimplifyDeallocsPass
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func->hasAttr("tofu.driver") || func.isExternal())
+      if (func->hasAttr(tofu::attrs::kDriver) || func.isExternal())
         continue;
       if (failed(runPipeline(simplify, func)))
         return signalPassFailure();

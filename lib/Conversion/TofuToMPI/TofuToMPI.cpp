@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToMPI/TofuToMPI.h"
+#include "tofu/Transforms/TrainingAttributes.h"
 #include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
 
@@ -297,8 +298,10 @@ void ConvertTofuToMPIPass::runOnOperation() {
   for (Operation *g : grids)
     g->erase();
   // Attributes of our dialects would not parse where they are not loaded.
+  // The driver's tag is a unit attribute, which parses anywhere.
   auto isOurs = [](NamedAttribute a) {
-    return a.getName().strref().starts_with("tofu.") ||
+    return (a.getName().strref().starts_with("tofu.") &&
+            a.getName() != tofu::attrs::kDriver) ||
            a.getName().strref().starts_with("tdl.");
   };
   module.walk([&](Operation *op) {

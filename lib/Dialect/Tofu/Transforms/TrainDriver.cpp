@@ -300,8 +300,14 @@ void TofuTrainDriverPass::runOnOperation() {
   DriverBuilder d(module, b);
   auto main = func::FuncOp::create(b, d.loc, "main", b.getFunctionType({}, {}));
   // Passes that would spend long on the driver for nothing skip it
-  // (tofu-simplify-deallocs).
-  main->setAttr("tofu.driver", b.getUnitAttr());
+  // (tofu-simplify-deallocs), and so does LLVM's optimizer: the driver is
+  // glue around the calls of the step (its deallocations and descriptors
+  // are thousands of instructions), and optimizing it took most of the
+  // JIT's time on a Transformer step (docs/cpu.md).
+  main->setAttr(tofu::attrs::kDriver, b.getUnitAttr());
+  main->setAttr("passthrough",
+                b.getArrayAttr({b.getStringAttr("noinline"),
+                                b.getStringAttr("optnone")}));
   b.setInsertionPointToStart(main.addEntryBlock());
   // The runtime checks that the job has exactly this many ranks: an
   // unpartitioned step (grid 1) runs on one rank only.
