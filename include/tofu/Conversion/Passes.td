@@ -290,24 +290,28 @@ def ConvertTofuToGPU : Pass<"convert-tofu-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
-def TofuGPUFuseElementwise
-    : Pass<"tofu-gpu-fuse-elementwise", "mlir::ModuleOp"> {
-  let summary = "Fuse element-wise linalg chains, keeping GEMMs for cuBLAS";
+def TofuFuseElementwise
+    : Pass<"tofu-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuse element-wise linalg chains, keeping every library "
+                "call whole";
   let description = [{
     Upstream producer-consumer fusion of `linalg.generic` ops on tensors
     (`populateElementwiseOpsFusionPatterns`), restricted so that the result
-    still maps onto libraries and kernels well:
+    still maps onto libraries and loops well:
 
     - a producer is fused only into its single consumer (no recomputation);
     - a producer that reads its own output (accumulating into a fill, as
       the backward ops of `tofu-autodiff` do) is not fused: upstream fusion
-      of such producers changed the losses of the MLP training step;
-    - nothing is fused into a GEMM-shaped op or a convolution (the
-      matchers of `convert-tofu-to-gpu`), so that every product stays a
-      cuBLAS call and every convolution a cuDNN call.
+      of such producers changed the losses of the MLP training step. Such
+      an accumulation into a zero fill first becomes a plain map
+      (`0 + v = v`), which may fuse;
+    - nothing is fused into a GEMM-shaped op or a convolution (the shared
+      matchers of `lib/Conversion/LibraryCalls`), so that every product
+      stays a BLAS call and every convolution a oneDNN or cuDNN call.
 
-    Fused chains become one generated kernel each. Run on tensors, before
-    bufferization.
+    Both `tofu-cpu-pipeline` and `tofu-gpu-pipeline` run it on tensors,
+    before bufferization: a fused chain is one loop nest on the CPU and
+    one kernel on the GPU.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"

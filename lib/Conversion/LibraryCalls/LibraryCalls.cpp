@@ -340,3 +340,7 @@ LogicalResult tofu::writeReport(ModuleOp module, StringRef pass,
   file << text;
   return success();
 }
+
+bool tofu::isProductOp(linalg::LinalgOp op) {
+  return matchGemm(op) || matchConvolution(op);
+}

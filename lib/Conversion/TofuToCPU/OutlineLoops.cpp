@@ -25,6 +25,18 @@ using namespace mlir;
 
 namespace {
 
+/// The text of `func` under a fixed name: two outlined nests with the same
+/// text compute the same thing on their arguments.
+std::string getText(func::FuncOp func) {
+  std::string name = func.getSymName().str();
+  func.setSymName("outlined");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  func->print(os, OpPrintingFlags().useLocalScope());
+  func.setSymName(name);
+  return text;
+}
+
 struct TofuOutlineLoopsPass
     : public tofu::impl::TofuOutlineLoopsBase<TofuOutlineLoopsPass> {
   using Base::Base;
@@ -34,6 +46,7 @@ struct TofuOutlineLoopsPass
     SymbolTable symbols(module);
     IRRewriter rewriter(&getContext());
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    llvm::StringMap<func::FuncOp> outlinedByText;
     for (func::FuncOp func : funcs) {
       // The training driver's loop carries the weights (its results are
       // used after it); a step's own loops of linalg ops have no results.
@@ -73,10 +86,19 @@ struct TofuOutlineLoopsPass
         (*outlined)->setAttr(
             "passthrough",
             rewriter.getArrayAttr({rewriter.getStringAttr("noinline")}));
-        symbols.insert(*outlined);
-        // The call replaces the wrapper.
+        // The call replaces the wrapper; a nest that another one repeats
+        // (a layer or time step of the same shapes) calls the function
+        // outlined first, so that LLVM compiles it once.
         rewriter.setInsertionPoint(wrapper);
-        rewriter.clone(*call);
+        auto replacement = cast<func::CallOp>(rewriter.clone(*call));
+        auto [known, isNew] =
+            outlinedByText.try_emplace(getText(*outlined), *outlined);
+        if (isNew) {
+          symbols.insert(*outlined);
+        } else {
+          replacement.setCallee(known->second.getSymName());
+          rewriter.eraseOp(*outlined);
+        }
         rewriter.eraseOp(wrapper);
       }
     }

@@ -46,7 +46,8 @@ struct TofuCPUPipelineOptions
 
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
-  std::string text = "one-shot-bufferize{bufferize-function-boundaries "
+  std::string text = "tofu-fuse-elementwise,canonicalize,cse,"
+                     "one-shot-bufferize{bufferize-function-boundaries "
                      "allow-return-allocs-from-loops},"
                      // buffer-deallocation-pipeline, without the
                      // simplification on the training driver.

@@ -57,7 +57,7 @@ struct TofuGPUPipelineOptions
 void buildTofuGPUPipeline(OpPassManager &pm,
                           const TofuGPUPipelineOptions &options) {
   std::string text = llvm::formatv(
-      "tofu-gpu-fuse-elementwise,"
+      "tofu-fuse-elementwise,"
       "tofu-gpu-split-reductions{{min-length={0} ratio={1}},"
       "canonicalize,cse,"
       "one-shot-bufferize{{bufferize-function-boundaries "

@@ -43,15 +43,16 @@ func.func @step(%a: memref<4xf32>, %b: memref<4xf32>, %s: f32) {
 // -----
 
 // Tests that a loop with results (as the training driver's step loop,
-// whose results are used after it) is not outlined, and that the
-// functions tagged tofu.driver are left alone.
+// whose results are used after it) is not outlined, that two nests with
+// the same text on different values share one function (compiled once),
+// and that the functions tagged tofu.driver are left alone.
 
 // CHECK-LABEL: func.func private @carried_loops0(
-// CHECK-LABEL: func.func private @carried_loops1(
+// CHECK-NOT: @carried_loops1
 // CHECK-LABEL: func.func @carried(
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: call @carried_loops0
-// CHECK: call @carried_loops1
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args
+// CHECK: call @carried_loops0(%[[R]], %arg0,
+// CHECK-NEXT: call @carried_loops0(%arg1, %arg0,
 // CHECK-LABEL: func.func @driver(
 // CHECK-SAME: tofu.driver
 // CHECK: scf.for

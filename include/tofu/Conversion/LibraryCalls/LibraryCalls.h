@@ -22,11 +22,15 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
 
 #include <optional>
 #include <string>
 
 namespace tofu {
+
+#define GEN_PASS_DECL_TOFUFUSEELEMENTWISE
+#include "tofu/Conversion/Passes.h.inc"
 
 /// The loops of a linalg op that computes C[b..](m, n) += A[b..](m, k) *
 /// B[b..](k, n): loop positions of the batch loops (outermost first), of M,
@@ -45,6 +49,11 @@ struct GemmMatch {
 /// and any number of batch loops (gemm::matchGemmPattern). Returns
 /// std::nullopt for anything else.
 std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
+
+/// Whether `op` is a GEMM or a convolution by the matchers, whatever its
+/// element type: the ops that element-wise fusion leaves whole, so that
+/// each backend can turn them into library calls.
+bool isProductOp(mlir::linalg::LinalgOp op);
 
 /// Whether the body of `op` is exactly `yield(out + in0 * in1)` (in either
 /// order of the sum and of the product).

@@ -1,19 +1,20 @@
-//===- FuseElementwise.cpp - Element-wise fusion for the GPU --------------===//
+//===- FuseElementwise.cpp - Element-wise fusion around library calls -----===//
 //
-// Implements tofu-gpu-fuse-elementwise: upstream element-wise fusion of
-// linalg.generic ops on tensors, controlled so that every matrix product
-// and convolution stays a library call and nothing is recomputed.
+// Implements tofu-fuse-elementwise, which both backends run: upstream
+// element-wise fusion of linalg.generic ops on tensors, controlled so that
+// every matrix product and convolution stays a library call and nothing
+// is recomputed.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tofu {
-#define GEN_PASS_DEF_TOFUGPUFUSEELEMENTWISE
+#define GEN_PASS_DEF_TOFUFUSEELEMENTWISE
 #include "tofu/Conversion/Passes.h.inc"
 } // namespace tofu
 
@@ -34,7 +35,7 @@ struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-        op.getNumReductionLoops() != 0 || tofu::isLibraryOp(op))
+        op.getNumReductionLoops() != 0 || tofu::isProductOp(op))
       return failure();
     OpOperand *init = op.getDpsInitOperand(0);
     if (!op.getMatchingIndexingMap(init).isPermutation())
@@ -73,12 +74,12 @@ bool shouldFuse(OpOperand *operand) {
                                [](BlockArgument a) { return !a.use_empty(); }))
     return false;
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
-  return consumer && !tofu::isLibraryOp(consumer);
+  return consumer && !tofu::isProductOp(consumer);
 }
 
-struct TofuGPUFuseElementwisePass
-    : public tofu::impl::TofuGPUFuseElementwiseBase<
-          TofuGPUFuseElementwisePass> {
+struct TofuFuseElementwisePass
+    : public tofu::impl::TofuFuseElementwiseBase<
+          TofuFuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DropZeroAccumulation>(&getContext());

@@ -1,4 +1,4 @@
-// RUN: tofu-opt %s --tofu-gpu-fuse-elementwise | FileCheck %s
+// RUN: tofu-opt %s --tofu-fuse-elementwise | FileCheck %s
 
 // Tests that an element-wise chain with single uses becomes one generic, and
 // that the scaling of a GEMM operand is not fused into the GEMM, which stays
