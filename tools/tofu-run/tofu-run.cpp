@@ -670,8 +670,14 @@ int main(int argc, char **argv) {
         (libraryCalls ? "1" : "0") +
         (libraryReport && rank == 0 ? " report=-" : "") + "}";
     PassManager lower(&context);
-    if (failed(parsePassPipeline(driver + ",convert-tofu-to-mpi", pm,
-                                 llvm::errs())) ||
+    // Element-wise fusion runs on the step's tensors before its
+    // communication becomes calls on their buffers: after
+    // convert-tofu-to-mpi, rewriting the tensor program (cse alone)
+    // changed what a partitioned MLP computed.
+    if (failed(parsePassPipeline(
+            "tofu-fuse-elementwise,canonicalize,cse," + driver +
+                ",convert-tofu-to-mpi",
+            pm, llvm::errs())) ||
         failed(pm.run(*module)) ||
         (timing && failed(addStepTimer(
                        *module, module->lookupSymbol<func::FuncOp>(stepName),

@@ -36,6 +36,13 @@ struct TofuCPUPipelineOptions
       llvm::cl::desc("Give each loop nest a function of its own in "
                      "functions with at least this many (tofu-outline-loops)"),
       llvm::cl::init(64)};
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse element-wise chains on tensors first "
+                     "(tofu-fuse-elementwise); only for modules without "
+                     "communication calls (tofu-run fuses before "
+                     "convert-tofu-to-mpi)"),
+      llvm::cl::init(false)};
   Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("f32 tanh, exp, expm1, log, log1p and erf as "
@@ -46,8 +53,10 @@ struct TofuCPUPipelineOptions
 
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
-  std::string text = "tofu-fuse-elementwise,canonicalize,cse,"
-                     "one-shot-bufferize{bufferize-function-boundaries "
+  std::string text = options.fuseElementwise
+                         ? "tofu-fuse-elementwise,canonicalize,cse,"
+                         : "";
+  text += "one-shot-bufferize{bufferize-function-boundaries "
                      "allow-return-allocs-from-loops},"
                      // buffer-deallocation-pipeline, without the
                      // simplification on the training driver.
