@@ -670,13 +670,13 @@ int main(int argc, char **argv) {
         (libraryCalls ? "1" : "0") +
         (libraryReport && rank == 0 ? " report=-" : "") + "}";
     PassManager lower(&context);
-    // Element-wise fusion runs on the step's tensors before its
-    // communication becomes calls on their buffers: after
-    // convert-tofu-to-mpi, rewriting the tensor program (cse alone)
-    // changed what a partitioned MLP computed.
+    // Element-wise fusion runs on the step's tensors after the driver is
+    // built (its initial values follow the step's unfused ops: the fan-in
+    // of a weight) and before the step's communication becomes calls on
+    // buffers (rewriting the tensor program after convert-tofu-to-mpi, cse
+    // alone, broke a partitioned step; docs/cpu.md).
     if (failed(parsePassPipeline(
-            "tofu-fuse-elementwise,canonicalize,cse," + driver +
-                ",convert-tofu-to-mpi",
+            driver + ",tofu-fuse-elementwise,convert-tofu-to-mpi",
             pm, llvm::errs())) ||
         failed(pm.run(*module)) ||
         (timing && failed(addStepTimer(

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
+#include "tofu/Transforms/TrainingAttributes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
@@ -85,8 +86,13 @@ struct TofuFuseElementwisePass
     patterns.add<DropZeroAccumulation>(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // The training driver's tensors are handed to runtime calls through
+    // bufferization.to_buffer: it is left as it is.
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver))
+        if (failed(applyPatternsGreedily(func, frozen)))
+          return signalPassFailure();
   }
 };
 
