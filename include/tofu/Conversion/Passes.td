@@ -309,9 +309,12 @@ def TofuFuseElementwise
       matchers of `lib/Conversion/LibraryCalls`), so that every product
       stays a BLAS call and every convolution a oneDNN or cuDNN call.
 
-    Both `tofu-cpu-pipeline` and `tofu-gpu-pipeline` run it on tensors,
-    before bufferization: a fused chain is one loop nest on the CPU and
-    one kernel on the GPU.
+    Functions tagged `tofu.driver` are left alone. `tofu-gpu-pipeline`
+    runs it first; on the CPU `tofu-run` runs it after `tofu-train-driver`
+    and before `convert-tofu-to-mpi` (`tofu-cpu-pipeline` only with its
+    option `fuse-elementwise`, for modules without communication calls;
+    docs/cpu.md). A fused chain is one loop nest on the CPU and one kernel
+    on the GPU.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
