@@ -904,21 +904,48 @@ extern "C" int32_t tofu_gpu_probe(char *message, int64_t size) {
 }
 
 namespace {
-/// The events and the step times of tofu_gpu_timer_*.
+/// The events of tofu_gpu_timer_*: one pair per step, read when the
+/// report is made, so that timing a step does not make the host wait.
 struct StepTimer {
-  CUevent start = nullptr, stop = nullptr;
-  std::vector<float> milliseconds;
+  std::vector<std::pair<CUevent, CUevent>> steps;
+  bool open = false;
 };
 StepTimer stepTimer;
+
+CUevent recordEvent() {
+  CUevent event = nullptr;
+  TOFU_CU_CHECK(cuEventCreate(&event, CU_EVENT_DEFAULT));
+  TOFU_CU_CHECK(cuEventRecord(event, currentDevice->stream));
+  return event;
+}
+
+/// The milliseconds of every timed step, which are forgotten (waits for
+/// the last one).
+std::vector<float> takeStepTimes() {
+  std::vector<float> times;
+  if (stepTimer.open)
+    misuse("tofu_gpu_timer_report", "a step's timer is open");
+  if (stepTimer.steps.empty())
+    return times;
+  TOFU_CU_CHECK(cuEventSynchronize(stepTimer.steps.back().second));
+  for (auto [start, stop] : stepTimer.steps) {
+    float ms = 0.0f;
+    TOFU_CU_CHECK(cuEventElapsedTime(&ms, start, stop));
+    times.push_back(ms);
+    TOFU_CU_CHECK(cuEventDestroy(start));
+    TOFU_CU_CHECK(cuEventDestroy(stop));
+  }
+  stepTimer.steps.clear();
+  return times;
+}
 } // namespace
 
 extern "C" void tofu_gpu_timer_begin() {
   getDevice();
-  if (!stepTimer.start) {
-    TOFU_CU_CHECK(cuEventCreate(&stepTimer.start, CU_EVENT_DEFAULT));
-    TOFU_CU_CHECK(cuEventCreate(&stepTimer.stop, CU_EVENT_DEFAULT));
-  }
-  TOFU_CU_CHECK(cuEventRecord(stepTimer.start, currentDevice->stream));
+  if (stepTimer.open)
+    misuse("tofu_gpu_timer_begin", "the previous step's timer is open");
+  stepTimer.steps.push_back({recordEvent(), nullptr});
+  stepTimer.open = true;
   Profiler &p = getProfiler();
   if (p.enabled) {
     std::lock_guard<std::mutex> lock(p.mutex);
@@ -929,21 +956,24 @@ extern "C" void tofu_gpu_timer_begin() {
 
 extern "C" void tofu_gpu_timer_end() {
   getDevice();
-  if (!stepTimer.start)
+  if (!stepTimer.open)
     misuse("tofu_gpu_timer_end", "no tofu_gpu_timer_begin before");
-  TOFU_CU_CHECK(cuEventRecord(stepTimer.stop, currentDevice->stream));
-  TOFU_CU_CHECK(cuEventSynchronize(stepTimer.stop));
-  float ms = 0.0f;
-  TOFU_CU_CHECK(cuEventElapsedTime(&ms, stepTimer.start, stepTimer.stop));
-  stepTimer.milliseconds.push_back(ms);
-  finishProfiledStep();
+  stepTimer.steps.back().second = recordEvent();
+  stepTimer.open = false;
+  // The profile reads every op's events: only a profiled step waits.
+  if (getProfiler().enabled) {
+    TOFU_CU_CHECK(cuEventSynchronize(stepTimer.steps.back().second));
+    finishProfiledStep();
+  }
   LockedBlockCache &locked = getBlockCache();
   std::lock_guard<std::mutex> lock(locked.mutex);
   locked.cache.finishStep();
 }
 
 extern "C" void tofu_gpu_timer_report(int64_t warmup) {
-  std::vector<float> times = stepTimer.milliseconds;
+  getDevice();
+  const std::vector<float> all = takeStepTimes();
+  std::vector<float> times = all;
   size_t skip =
       std::min<size_t>(size_t(std::max<int64_t>(warmup, 0)), times.size());
   times.erase(times.begin(), times.begin() + skip);
@@ -960,7 +990,7 @@ extern "C" void tofu_gpu_timer_report(int64_t warmup) {
   }
   if (getProfiler().enabled)
     std::fputs(getProfiler()
-                   .profile.report(skip, stepTimer.milliseconds, /*top=*/30)
+                   .profile.report(skip, all, /*top=*/30)
                    .c_str(),
                stdout);
   tofu_gpu_memory_report();

@@ -253,16 +253,19 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
   auto callTimer = [&](StringRef name, ValueRange args, Location loc) {
     func::FuncOp callee = tofu::declareRuntimeFunction(
         module, name, ValueRange(args).getTypes(), {});
-    func::CallOp::create(b, loc, callee, args);
+    return func::CallOp::create(b, loc, callee, args);
   };
   SmallVector<func::CallOp> calls;
   main.walk([&](func::CallOp call) { calls.push_back(call); });
   for (func::CallOp call : calls) {
     if (call.getCallee() == step.getSymName()) {
+      // The timers record events on the GPU's stream without waiting.
       b.setInsertionPoint(call);
-      callTimer((prefix + "_begin").str(), {}, call.getLoc());
+      callTimer((prefix + "_begin").str(), {}, call.getLoc())
+          ->setAttr(tofu::kStreamOrderedAttr, b.getUnitAttr());
       b.setInsertionPointAfter(call);
-      callTimer((prefix + "_end").str(), {}, call.getLoc());
+      callTimer((prefix + "_end").str(), {}, call.getLoc())
+          ->setAttr(tofu::kStreamOrderedAttr, b.getUnitAttr());
     } else if (call.getCallee() == "tofu_finalize") {
       b.setInsertionPoint(call);
       Value skip = arith::ConstantIntOp::create(b, call.getLoc(), warmup, 64);

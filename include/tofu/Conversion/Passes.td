@@ -359,33 +359,39 @@ def TofuGPUSplitReductions
   ];
 }
 
-def TofuGPUManagedMemory : Pass<"tofu-gpu-managed-memory", "mlir::ModuleOp"> {
-  let summary = "Put buffers in device memory, or in CUDA managed memory "
+def TofuGPUDeviceMemory : Pass<"tofu-gpu-device-memory", "mlir::ModuleOp"> {
+  let summary = "Put the GPU's buffers in device memory, with host copies "
                 "where the host touches them";
   let description = [{
-    Moves the buffers of a bufferized program to the GPU. A buffer that
-    only generated kernels and library calls use (every use, through
-    views, a linalg op with at least one loop, a copy of a ranked buffer,
-    a library call's address or a deallocation) becomes device memory,
-    `gpu.alloc`; any other buffer (one that a 0-d op reads or writes on
-    the host, that is returned, passed to a call, loaded or stored)
-    becomes managed memory, `gpu.alloc host_shared`, which the host can
-    also reach. `memref.dealloc` becomes a synchronous `gpu.dealloc`, which
-    tofu-gpu-stream-order queues on the stream, and `memref.copy` a
-    `linalg.copy` so that copies run as kernels. A `memref.get_global` (a
-    constant buffer in host memory) is copied once into a managed buffer
-    where it is used.
+    Moves the buffers of a bufferized program to the GPU. A buffer that a
+    linalg op (a generated kernel, 0-d ops included), a copy, a library
+    call (its address), a return or a call of a function of the module
+    uses, through views, becomes device memory, `gpu.alloc`. Where the host
+    reads or writes such a buffer or a function's argument (a load, a
+    store, a call of an external function such as the CPU runtime's
+    fills), the op works on a host copy instead: the buffer is copied to a
+    fresh host buffer before the op, and back after it unless the op only
+    loads (`gpu.memcpy`, queued on the stream by tofu-gpu-stream-order).
+    Buffers that only the host touches stay in host memory. No buffer is
+    put in managed memory.
+
+    `memref.dealloc` of a device buffer becomes a synchronous
+    `gpu.dealloc`, which tofu-gpu-stream-order queues on the stream, and
+    `memref.copy` a `linalg.copy`, so that copies run as kernels. A
+    `memref.get_global` (a constant in host memory) that the GPU reads is
+    copied once into a device buffer at the function's entry.
 
     ```mlir
     %m = memref.alloc() : memref<4x8xf32>
     linalg.fill ins(%c : f32) outs(%m : memref<4x8xf32>)
-    %r = memref.alloc() : memref<f32>
-    return %r : memref<f32>
+    %v = memref.load %m[%i, %j] : memref<4x8xf32>
     // becomes
     %m = gpu.alloc () : memref<4x8xf32>
     linalg.fill ins(%c : f32) outs(%m : memref<4x8xf32>)
-    %r = gpu.alloc host_shared () : memref<f32>
-    return %r : memref<f32>
+    %h = memref.alloc() : memref<4x8xf32>
+    gpu.memcpy %h, %m : memref<4x8xf32>, memref<4x8xf32>
+    %v = memref.load %h[%i, %j] : memref<4x8xf32>
+    memref.dealloc %h : memref<4x8xf32>
     ```
   }];
   let dependentDialects = [
@@ -430,10 +436,9 @@ def TofuGPUReport : Pass<"tofu-gpu-report", "mlir::ModuleOp"> {
   let description = [{
     For a module after `convert-tofu-to-gpu` (buffers, library calls
     marked with `tofu.library`), prints one line per function and a total:
-    the number of generated kernels (each remaining linalg op with at least
-    one loop becomes one `gpu.launch`; 0-d ops stay in the host code and
-    are counted apart; a module that is already lowered further counts its
-    `gpu.launch` and `gpu.launch_func` ops), and the floating-point
+    the number of generated kernels (each remaining linalg op becomes one
+    `gpu.launch`, a 0-d op one of a single thread; a module that is already
+    lowered further counts its `gpu.launch` and `gpu.launch_func` ops), and the floating-point
     operations that go to cuBLAS, to cuDNN and to generated kernels, with
     the library share. A generated kernel's FLOPs are its iteration count
     times the floating-point arith and math ops of its body.
@@ -464,15 +469,20 @@ def TofuGPUStreamOrder : Pass<"tofu-gpu-stream-order", "mlir::ModuleOp"> {
     `convert-tofu-to-gpu` (a `func.call` tagged `tofu.library`, or a loop
     of nothing but such calls and pure ops) keeps the token, since the CUDA
     runtime queues it on the same stream; a synchronous device allocation
-    (`gpu.alloc` without `host_shared`) or deallocation (`gpu.dealloc`, as
-    `tofu-gpu-managed-memory` emits them) becomes an asynchronous one on
-    the current token (the runtime hands out and takes back cached blocks
-    in stream order, without waiting); an op with no memory effect, or
-    only managed allocations, changes nothing. Before any other op with
-    memory effects (host loads and stores, other calls, an op with
-    regions) and before a block's terminator, a `gpu.wait` on the current
-    token makes the host wait for the queued work, and the next launch
-    starts a new chain.
+    (`gpu.alloc` without `host_shared`), deallocation (`gpu.dealloc`) or
+    copy (`gpu.memcpy`, as `tofu-gpu-device-memory` emits them) becomes an
+    asynchronous one on the current token (the runtime hands out and takes
+    back cached blocks in stream order, without waiting); an op with no
+    memory effect, or only managed allocations, changes nothing. Before any
+    other op with memory effects (host loads and stores, other calls, an op
+    with regions) and before the terminator of a region, a `gpu.wait` on
+    the current token makes the host wait for the queued work, and the next
+    launch starts a new chain.
+
+    A function returns without waiting: its work stays queued on the
+    stream. After a call of a function of the module, the caller's chain
+    counts as holding work, so that its next host op waits for the
+    callee's work too. A C caller waits with `tofu_gpu_synchronize`.
 
     This relies on the contract of the CUDA runtime (`runtime/cuda`,
     docs/gpu.md): every stream that `mgpuStreamCreate` returns is the one

@@ -114,10 +114,10 @@ void tofu_gpu_synchronize(void);
 int32_t tofu_gpu_probe(char *message, int64_t size);
 
 /// Step timing for runners: `begin` and `end` record CUDA events on the
-/// process's stream around one step and keep the elapsed time (the events
-/// bracket all the step's work, which is queued on that stream; `end`
-/// waits for its event); `report` prints the median over the steps after
-/// the first `warmup`.
+/// process's stream around one step (they bracket all the step's work,
+/// which is queued on that stream) and do not wait, unless
+/// TOFU_GPU_PROFILE is set; `report` waits for the last step and prints
+/// the median over the steps after the first `warmup`.
 void tofu_gpu_timer_begin(void);
 void tofu_gpu_timer_end(void);
 void tofu_gpu_timer_report(int64_t warmup);

@@ -28,8 +28,6 @@ struct Counts {
   int64_t cublasFlops = 0, cudnnFlops = 0, generatedFlops = 0;
   /// Ops whose FLOPs are unknown (dynamic shapes).
   int64_t uncounted = 0;
-  /// 0-d linalg ops, which run in the host code.
-  int64_t hostOps = 0;
 
   void add(const Counts &o) {
     kernels += o.kernels;
@@ -39,7 +37,6 @@ struct Counts {
     cudnnFlops += o.cudnnFlops;
     generatedFlops += o.generatedFlops;
     uncounted += o.uncounted;
-    hostOps += o.hostOps;
   }
 
   void print(llvm::raw_ostream &os, StringRef name) const {
@@ -48,7 +45,6 @@ struct Counts {
     double share = total ? 100.0 * double(library) / double(total) : 0.0;
     os << "tofu-gpu-report: " << name << "\n";
     os << "  kernels: " << kernels << "\n";
-    os << "  scalar ops on the host: " << hostOps << "\n";
     os << "  cublas: " << cublasCalls << " calls, " << cublasFlops << " FLOP\n";
     os << "  cudnn: " << cudnnCalls << " calls, " << cudnnFlops << " FLOP\n";
     os << "  generated: " << generatedFlops << " FLOP\n";
@@ -83,12 +79,7 @@ Counts countFunction(FunctionOpInterface func) {
       return;
     }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-      // An op without loops (0-d) is a few scalar instructions that stay in
-      // the host code.
-      if (linalgOp.getNumLoops() == 0) {
-        ++counts.hostOps;
-        return;
-      }
+      // Every op becomes a kernel, a 0-d one a kernel of one thread.
       ++counts.kernels;
       if (std::optional<int64_t> flops = tofu::getKernelFlops(linalgOp))
         counts.generatedFlops += *flops;

@@ -194,6 +194,10 @@ void TofuGPUParallelLoopsPass::runOnOperation() {
       generic = *interchanged;
     }
     bool hasParallel = generic.getNumParallelLoops() > 0;
+    // A 0-d op lowers to scalar code without a loop, emitted right before
+    // it: the ops between `before` and the op.
+    Operation *before = generic->getPrevNode();
+    Block *block = generic->getBlock();
     rewriter.setInsertionPoint(generic);
     FailureOr<linalg::LinalgLoops> loops =
         linalg::linalgOpToParallelLoops(rewriter, generic);
@@ -201,26 +205,31 @@ void TofuGPUParallelLoopsPass::runOnOperation() {
       generic->emitOpError("tofu-gpu-parallel-loops: cannot lower to loops");
       return signalPassFailure();
     }
+    SmallVector<Operation *> emitted;
+    for (Operation *it = before ? before->getNextNode() : &block->front();
+         it != generic.getOperation(); it = it->getNextNode())
+      emitted.push_back(it);
     rewriter.eraseOp(generic);
     scf::ParallelOp parallel = hasParallel && !loops->empty()
                                    ? dyn_cast<scf::ParallelOp>(loops->front())
                                    : scf::ParallelOp();
     if (!parallel) {
       // No parallel loop (a full reduction or a 0-d op): one thread runs
-      // it, in a one-iteration parallel loop so that it still becomes a
-      // kernel rather than host code.
-      Operation *first = loops->empty() ? nullptr : loops->front();
-      Block *block = first ? first->getBlock() : nullptr;
-      if (!first || !block) {
+      // it, in a one-iteration parallel loop, so that it becomes a kernel
+      // rather than host code (which would need the host to wait for the
+      // GPU and the buffers in host-reachable memory).
+      if (!loops->empty())
+        emitted.assign({loops->front()});
+      if (emitted.empty())
         continue;
-      }
-      rewriter.setInsertionPoint(first);
-      Location loc = first->getLoc();
+      rewriter.setInsertionPoint(emitted.front());
+      Location loc = emitted.front()->getLoc();
       Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
       Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
       auto wrapper = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
                                              ValueRange{one}, ValueRange{one});
-      rewriter.moveOpBefore(first, wrapper.getBody()->getTerminator());
+      for (Operation *op : emitted)
+        rewriter.moveOpBefore(op, wrapper.getBody()->getTerminator());
       parallel = wrapper;
     }
     carryAccumulators(rewriter, parallel);

@@ -73,7 +73,7 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "bufferization-lower-deallocations,cse,canonicalize,"
       "tofu-early-dealloc,"
       "convert-tofu-to-gpu,"
-      "tofu-gpu-managed-memory",
+      "tofu-gpu-device-memory",
       options.splitMinLength.getValue(), options.splitRatio.getValue());
   if (!options.report.empty())
     text += llvm::formatv(",tofu-gpu-report{{output={0}}",

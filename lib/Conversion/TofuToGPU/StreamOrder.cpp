@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Transforms/TrainingAttributes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -24,7 +25,19 @@ namespace tofu {
 using namespace mlir;
 
 bool tofu::isLibraryCall(Operation *op) {
-  return isa<func::CallOp>(op) && op->hasAttr("tofu.library");
+  return isa<func::CallOp>(op) &&
+         (op->hasAttr("tofu.library") || op->hasAttr(kStreamOrderedAttr));
+}
+
+/// Whether `op` calls a function of the module (with a body), which
+/// returns with its work queued on the stream.
+static bool callsFunctionWithBody(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  if (!call)
+    return false;
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
+  return callee && !callee.isExternal();
 }
 
 namespace {
@@ -39,9 +52,12 @@ enum class OpRole {
   /// ops: queued by the runtime on the stream; needs a chain to exist so
   /// that the host waits for it later.
   Library,
-  /// A synchronous device allocation or a deallocation: queued after the
-  /// current token (stream-ordered; the runtime does not wait).
+  /// A synchronous device allocation, deallocation or copy: queued after
+  /// the current token (stream-ordered; the runtime does not wait).
   Memory,
+  /// A call of a function of the module: it queues work of its own, and
+  /// waits before it touches memory that the caller's work writes.
+  Call,
   /// Anything else: the host waits for the queued work first.
   Host,
 };
@@ -78,8 +94,13 @@ OpRole classify(Operation *op) {
   if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
     if (!dealloc.getAsyncToken())
       return OpRole::Memory;
+  if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
+    if (!copy.getAsyncToken())
+      return OpRole::Memory;
   if (tofu::isLibraryCall(op))
     return OpRole::Library;
+  if (callsFunctionWithBody(op))
+    return OpRole::Call;
   if (op->getNumRegions() > 0 && holdsOnlyLibraryCalls(op))
     return OpRole::Library;
   if (op->getNumRegions() > 0)
@@ -98,12 +119,14 @@ OpRole classify(Operation *op) {
 struct TofuGPUStreamOrderPass
     : public tofu::impl::TofuGPUStreamOrderBase<TofuGPUStreamOrderPass> {
   void runOnOperation() override;
-  void orderBlock(Block &block);
+  void orderBlock(Block &block, bool queuedBefore);
 };
 
 } // namespace
 
-void TofuGPUStreamOrderPass::orderBlock(Block &block) {
+/// Orders `block`; `queuedBefore` says whether work queued before it (by
+/// a caller) may still be running when it starts.
+void TofuGPUStreamOrderPass::orderBlock(Block &block, bool queuedBefore) {
   auto tokenType = gpu::AsyncTokenType::get(&getContext());
   Value current;
   auto startChain = [&](Operation *before) {
@@ -120,17 +143,29 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
   // cache, and later work that reuses them is queued after them. Such a
   // chain stays open across host ops and is waited for at the end.
   bool chainHasWork = false;
+  // Work that was queued outside this block's chain (by a caller, or by a
+  // function that this block called) and that the host has not waited for.
+  // All work is on the runtime's one stream, so waiting for any chain, or a
+  // new one, waits for it too.
+  bool otherWork = queuedBefore;
   auto waitBefore = [&](Operation *op, bool always) {
-    if (!current || (!always && !chainHasWork))
+    if (!(current && (always || chainHasWork)) && !otherWork)
       return;
     OpBuilder b(op);
+    if (!current)
+      current = gpu::WaitOp::create(b, op->getLoc(), tokenType, ValueRange())
+                    .getAsyncToken();
     gpu::WaitOp::create(b, op->getLoc(), Type(), ValueRange{current});
     current = Value();
     chainHasWork = false;
+    otherWork = false;
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (&op == block.getTerminator()) {
-      waitBefore(&op, /*always=*/true);
+      // A function returns with its work queued (its callers wait before
+      // they touch memory); a region's blocks end with theirs done.
+      if (!isa<func::ReturnOp>(op))
+        waitBefore(&op, /*always=*/true);
       break;
     }
     switch (classify(&op)) {
@@ -139,6 +174,11 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
     case OpRole::Library:
       startChain(&op);
       chainHasWork = true;
+      break;
+    case OpRole::Call:
+      // The callee waits for the queued work before it touches memory (its
+      // entry counts as queued after), and returns with its own work queued.
+      otherWork = true;
       break;
     case OpRole::Launch: {
       auto launch = cast<gpu::LaunchFuncOp>(op);
@@ -162,7 +202,13 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
     case OpRole::Memory: {
       startChain(&op);
       OpBuilder b(&op);
-      if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+      if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
+        current = gpu::MemcpyOp::create(b, copy.getLoc(), tokenType,
+                                        ValueRange{current}, copy.getDst(),
+                                        copy.getSrc())
+                      .getAsyncToken();
+        chainHasWork = true;
+      } else if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
         auto async = gpu::AllocOp::create(
             b, alloc.getLoc(), alloc.getMemref().getType(), tokenType,
             ValueRange{current}, alloc.getDynamicSizes(),
@@ -186,7 +232,7 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block) {
       waitBefore(&op, /*always=*/op.getNumRegions() > 0);
       for (Region &region : op.getRegions())
         for (Block &nested : region)
-          orderBlock(nested);
+          orderBlock(nested, /*queuedBefore=*/false);
       break;
     }
   }
@@ -202,7 +248,10 @@ void TofuGPUStreamOrderPass::runOnOperation() {
   getOperation().walk([&](FunctionOpInterface func) {
     if (func->getParentOfType<gpu::GPUModuleOp>() || func.isExternal())
       return;
+    // A function may be called with work still queued, except the
+    // training driver (tofu-train-driver's @main), which nothing calls.
+    bool calledWithWork = !func->hasAttr(tofu::attrs::kDriver);
     for (Block &block : func.getFunctionBody())
-      orderBlock(block);
+      orderBlock(block, calledWithWork && block.isEntryBlock());
   });
 }

@@ -90,9 +90,10 @@ func.func @coalesced(%x: memref<64x300xf32>, %y: memref<300x64xf32>) {
 
 // -----
 
-// Tests that a full reduction without parallel loops still becomes a
-// one-iteration parallel loop (a kernel), and that a named op (fill) is
-// generalized; a 0-d op has no loop and stays scalar host code.
+// Tests that a full reduction without parallel loops and a 0-d op (no
+// loop at all) still become one-iteration parallel loops (kernels), with
+// no scalar code left on the host, and that a named op (fill) is
+// generalized.
 
 // CHECK-LABEL: func.func @full_reduction
 // CHECK: scf.parallel
@@ -101,8 +102,12 @@ func.func @coalesced(%x: memref<64x300xf32>, %y: memref<300x64xf32>) {
 // CHECK: scf.parallel
 // CHECK: scf.parallel
 // CHECK: memref.store
-// CHECK-NOT: scf.parallel
-// CHECK: memref.store
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
 // CHECK: return
 #all = affine_map<(d0) -> (d0)>
 #none = affine_map<(d0) -> ()>

@@ -35,8 +35,9 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Tests that a library call with no launch before it starts a chain, so
-// that the host waits for it before the function returns.
+// Tests that a library call with no launch before it starts a chain, and
+// that the function returns without waiting for it: its work stays queued
+// on the stream.
 
 module attributes {gpu.container_module} {
   func.func private @tofu_gpu_conv2d_forward(index)
@@ -44,7 +45,6 @@ module attributes {gpu.container_module} {
   // CHECK: %[[T0:.*]] = gpu.wait async
   // CHECK-NEXT: call @tofu_gpu_conv2d_forward
   // CHECK-NEXT: call @tofu_gpu_conv2d_forward
-  // CHECK-NEXT: gpu.wait [%[[T0]]]
   // CHECK-NEXT: return
   func.func @library_only() {
     %c1 = arith.constant 1 : index
@@ -129,10 +129,10 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Tests that device allocations and deallocations (device or managed)
-// join the chain instead of making the host wait, that a managed
-// allocation stays synchronous, and that the host waits once, before the
-// return.
+// Tests that device allocations, deallocations (device or managed) and
+// copies join the chain instead of making the host wait, that a managed
+// allocation stays synchronous, and that the host waits once, before it
+// reads the copy.
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -146,19 +146,24 @@ module attributes {gpu.container_module} {
   // CHECK-NEXT: %[[M:.*]] = gpu.alloc host_shared () : memref<4xf32>
   // CHECK-NEXT: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @kernels::@k {{.*}} args(%[[D]] : memref<4xf32>)
   // CHECK-NEXT: %[[T3:.*]] = gpu.launch_func async [%[[T2]]] @kernels::@k {{.*}} args(%[[M]] : memref<4xf32>)
-  // CHECK-NEXT: %[[T4:.*]] = gpu.dealloc async [%[[T3]]] %[[D]]
-  // CHECK-NEXT: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[M]]
-  // CHECK-NEXT: gpu.wait [%[[T5]]]
+  // CHECK-NEXT: %[[T4:.*]] = gpu.memcpy async [%[[T3]]] %[[H:.*]], %[[D]]
+  // CHECK-NEXT: %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[D]]
+  // CHECK-NEXT: %[[T6:.*]] = gpu.dealloc async [%[[T5]]] %[[M]]
+  // CHECK-NEXT: gpu.wait [%[[T6]]]
+  // CHECK-NEXT: memref.load %[[H]]
   // CHECK-NEXT: return
-  func.func @memory() {
+  func.func @memory(%h: memref<4xf32>) -> f32 {
+    %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %d = gpu.alloc () : memref<4xf32>
     %m = gpu.alloc host_shared () : memref<4xf32>
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%d : memref<4xf32>)
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+    gpu.memcpy %h, %d : memref<4xf32>, memref<4xf32>
     gpu.dealloc %d : memref<4xf32>
     gpu.dealloc %m : memref<4xf32>
-    return
+    %v = memref.load %h[%c0] : memref<4xf32>
+    return %v : f32
   }
 }
 
@@ -167,7 +172,7 @@ module attributes {gpu.container_module} {
 // Tests that a chain of deallocations only, started after the host waited,
 // is not waited for before the next host op (a deallocation only hands the
 // block back to the runtime's cache), that the next launch joins it, and
-// that the host waits for it before the return.
+// that the function returns without waiting for it.
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -184,7 +189,6 @@ module attributes {gpu.container_module} {
   // CHECK-NEXT: %[[T3:.*]] = gpu.dealloc async [%[[T2]]] %[[M]]
   // CHECK-NEXT: memref.load
   // CHECK-NEXT: %[[T4:.*]] = gpu.launch_func async [%[[T3]]] @kernels::@k
-  // CHECK-NEXT: gpu.wait [%[[T4]]]
   // CHECK-NEXT: return
   func.func @frees_only(%m: memref<4xf32>, %n: memref<4xf32>) -> (f32, f32) {
     %c0 = arith.constant 0 : index
@@ -195,5 +199,42 @@ module attributes {gpu.container_module} {
     %y = memref.load %n[%c0] : memref<4xf32>
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%n : memref<4xf32>)
     return %x, %y : f32, f32
+  }
+}
+
+// -----
+
+// Tests that a function of the module returns with its work queued, and
+// that its caller's next host op waits for it (through a chain started
+// right after the call: the runtime's one stream), while an external call
+// does not start one.
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func private @host(memref<4xf32>)
+  // CHECK-LABEL: func.func @step
+  // CHECK: %[[T1:.*]] = gpu.launch_func async
+  // CHECK-NEXT: return
+  func.func @step(%a: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    return
+  }
+  // CHECK-LABEL: func.func @caller
+  // CHECK-NEXT: call @step
+  // CHECK-NEXT: %[[T0:.*]] = gpu.wait async
+  // CHECK-NEXT: gpu.wait [%[[T0]]]
+  // CHECK-NEXT: call @host
+  // CHECK-NEXT: call @host
+  // CHECK-NEXT: return
+  func.func @caller(%a: memref<4xf32>) {
+    func.call @step(%a) : (memref<4xf32>) -> ()
+    func.call @host(%a) : (memref<4xf32>) -> ()
+    func.call @host(%a) : (memref<4xf32>) -> ()
+    return
   }
 }

@@ -28,7 +28,7 @@ namespace tofu {
 
 #define GEN_PASS_DECL_CONVERTTOFUTOGPU
 #define GEN_PASS_DECL_TOFUGPUSPLITREDUCTIONS
-#define GEN_PASS_DECL_TOFUGPUMANAGEDMEMORY
+#define GEN_PASS_DECL_TOFUGPUDEVICEMEMORY
 #define GEN_PASS_DECL_TOFUGPUPARALLELLOOPS
 #define GEN_PASS_DECL_TOFUGPUREPORT
 #define GEN_PASS_DECL_TOFUGPUSTREAMORDER
@@ -41,8 +41,14 @@ namespace tofu {
 /// leave such ops as they are.
 bool isLibraryOp(mlir::linalg::LinalgOp op);
 
+/// Marks a call of the CUDA runtime that only queues work on the runtime's
+/// one stream and does not wait (the step timers): tofu-gpu-stream-order
+/// keeps it in the chain, as it does a library call.
+inline constexpr llvm::StringLiteral kStreamOrderedAttr = "tofu.stream_ordered";
+
 /// Whether `call` is a library call of convert-tofu-to-gpu (tagged
-/// `tofu.library`), which the CUDA runtime queues on its one stream.
+/// `tofu.library`), or a call marked `tofu.stream_ordered`: the CUDA runtime
+/// queues both on its one stream.
 bool isLibraryCall(mlir::Operation *op);
 
 /// Registers `tofu-gpu-pipeline` (docs/gpu.md).
