@@ -18,10 +18,11 @@
 #   torch/gpu_step.py             the PyTorch side of the benchmark;
 #   run.sh LOGDIR                 runs it all and prints the summary.
 #
-# Each step is lowered by `tofu-run --gpu --gpu-lower-only`, translated by
-# mlir-translate, compiled by clang with its @main renamed, and linked
-# against the two runtimes with the run path $ORIGIN/../lib. The time each
-# stage takes is printed (the BERT slice's lowering is the slow one).
+# Each step is compiled into an executable by `tofu-run --gpu
+# --emit-executable` (linked by $TOFU_CC, default clang, against the two
+# runtimes with the run path $ORIGIN/../lib), and lowered once more by
+# `--gpu-lower-only` to count its launches and host waits. The time each
+# stage takes is printed.
 set -euo pipefail
 
 checksOnly=0
@@ -36,6 +37,7 @@ fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${TOFU_BUILD_DIR:-$ROOT/build}
 LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
+LLVM_LIB=${LLVM_LIB:-$(dirname "$LLVM_BIN")/lib}
 CLANG=${CLANG:-clang-22}
 PYTHON=${PYTHON:-python3}
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -46,7 +48,7 @@ STAGE=$OUT/tofu-gpu-bundle
 WORK=$OUT/work
 for tool in "$BUILD/bin/tofu-run" "$BUILD/bin/tofu-opt" \
     "$BUILD/lib/libtofu_runtime_cpu.so" "$BUILD/lib/libtofu_runtime_cuda.so" \
-    "$LLVM_BIN/mlir-translate"; do
+    "$LLVM_LIB/libmlir_c_runner_utils.so"; do
   if [ ! -e "$tool" ]; then
     echo "gpu-bundle: $tool is missing (build the project with the CUDA" \
       "runtime first)" >&2
@@ -63,16 +65,6 @@ fi
 
 rm -rf "$STAGE" "$WORK"
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/ref" "$STAGE/torch" "$WORK"
-
-cat > "$WORK/main.c" <<'CMAIN'
-/* Calls the lowered training loop, whose @main was renamed. */
-void tofu_lowered_main(void);
-int main(void) {
-  tofu_lowered_main();
-  return 0;
-}
-CMAIN
-"$CLANG" -O2 -c "$WORK/main.c" -o "$WORK/main.o"
 
 # now: seconds since the epoch, for the stage times.
 now() { date +%s.%N; }
@@ -92,18 +84,16 @@ model() {
   local lowered
   lowered=$(elapsed "$t")
   t=$(now)
-  "$LLVM_BIN/mlir-translate" --mlir-to-llvmir "$WORK/$name.low.mlir" \
-    | sed 's/@main(/@tofu_lowered_main(/g' > "$WORK/$name.ll"
-  "$CLANG" -w -O1 -c "$WORK/$name.ll" -o "$WORK/$name.o"
-  "$CLANG" -fuse-ld=lld "$WORK/main.o" "$WORK/$name.o" -L"$BUILD/lib" \
-    -ltofu_runtime_cuda -ltofu_runtime_cpu -Wl,--allow-shlib-undefined \
-    -Wl,-rpath,'$ORIGIN/../lib' -o "$STAGE/bin/$name"
+  TOFU_CC=${TOFU_CC:-$CLANG} "$BUILD/bin/tofu-run" --gpu "$WORK/$name.mlir" \
+    --steps "$steps" --warmup "$warmup" --emit-executable "$STAGE/bin/$name" \
+    --executable-rpath '$ORIGIN/../lib'
   local launches syncs
   launches=$(grep -c 'gpu.launch_func' "$WORK/$name.low.mlir" \
     || true)
   syncs=$(grep -c 'llvm.call @mgpuStreamSynchronize' "$WORK/$name.low.mlir" \
     || true)
-  echo "gpu-bundle: $name: lowered in ${lowered} s, compiled and linked in" \
+  echo "gpu-bundle: $name: lowered in ${lowered} s, lowered again, compiled" \
+    "and linked by tofu-run --emit-executable in" \
     "$(elapsed "$t") s; $launches launch sites, $syncs stream" \
     "synchronizations in the host code"
 }
@@ -141,8 +131,12 @@ fi
 # libraries and the CUDA libraries (the driver's and PyTorch's there).
 cp -L "$BUILD/lib/libtofu_runtime_cpu.so" "$BUILD/lib/libtofu_runtime_cuda.so" \
   "$STAGE/lib/"
+# The executables name MLIR's C runner utilities by their SONAME.
+utils=$LLVM_LIB/libmlir_c_runner_utils.so
+cp -L "$utils" "$STAGE/lib/$(readelf -d "$utils" \
+  | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
 for lib in "$BUILD/lib/libtofu_runtime_cpu.so" \
-    "$BUILD/lib/libtofu_runtime_cuda.so"; do
+    "$BUILD/lib/libtofu_runtime_cuda.so" "$utils"; do
   ldd "$lib" | awk '$3 ~ /^\// { print $1, $3 }'
 done | sort -u | while read -r soname path; do
   case "$soname" in

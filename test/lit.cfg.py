@@ -18,6 +18,9 @@ config.test_exec_root = os.path.join(config.tofu_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tofu_src", config.tofu_src_root))
 config.substitutions.append(("%tofu_bin", config.tofu_tools_dir))
+config.substitutions.append(("%tofu_lib_dir",
+                             os.path.join(config.tofu_obj_root, "lib")))
+config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
 config.substitutions.append(("%python", "python3"))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",

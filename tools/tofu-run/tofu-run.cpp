@@ -131,6 +131,14 @@ static llvm::cl::opt<std::string> emitExecutable(
                    "--gpu it needs no GPU. Links with $TOFU_CC (default cc)"),
     llvm::cl::value_desc("path"), llvm::cl::init(""),
     llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> executableRpath(
+    "executable-rpath",
+    llvm::cl::desc("With --emit-executable: the executable's run path for "
+                   "the runtimes instead of their directories in this "
+                   "build, e.g. '$ORIGIN/../lib' for an executable that "
+                   "travels with its libraries"),
+    llvm::cl::value_desc("dir"), llvm::cl::init(""),
+    llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> libraryCalls(
     "library-calls",
     llvm::cl::desc("Run matrix products as OpenBLAS calls (false: every op "
@@ -280,12 +288,14 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
 /// and called from a C `int main(void)`, optimized at -O2 for the generic
 /// CPU of the host's architecture (the executable may run on another
 /// machine), written as an object and linked by $TOFU_CC (default cc)
-/// against `libraries` with run paths to their directories. Its `main`
+/// against `libraries` with run paths to their directories, or with the
+/// run path `rpath` when it is not empty. Its `main`
 /// sets TOFU_NUM_THREADS to `threads` unless the environment has it (the
 /// runtime reads it, as it does when tofu-run sets it). Returns an error
 /// message, empty on success.
 static std::string compileExecutable(ModuleOp module, StringRef path,
                                      ArrayRef<std::string> libraries,
+                                     StringRef rpath,
                                      bool allowUndefinedInLibraries,
                                      int threads) {
   llvm::LLVMContext context;
@@ -359,9 +369,12 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
   std::vector<std::string> args{*ccPath, object.str().str(), "-o", path.str()};
   for (const std::string &library : libraries) {
     args.push_back(library);
-    args.push_back("-Wl,-rpath," +
-                   llvm::sys::path::parent_path(library).str());
+    if (rpath.empty())
+      args.push_back("-Wl,-rpath," +
+                     llvm::sys::path::parent_path(library).str());
   }
+  if (!rpath.empty())
+    args.push_back("-Wl,-rpath," + rpath.str());
   args.push_back("-lm"); // The math functions that the lowering calls.
   if (allowUndefinedInLibraries)
     args.push_back("-Wl,--allow-shlib-undefined");
@@ -619,6 +632,9 @@ int main(int argc, char **argv) {
                 "Partition it first (tofu-opt --tofu-partition after a "
                 "search with devices=" +
                 llvm::Twine(ranks) + "), or run it on one rank");
+  if (!executableRpath.empty() && emitExecutable.empty())
+    return fail("--executable-rpath is the run path of --emit-executable's "
+                "executable; give --emit-executable PATH too");
   std::string cudaRuntime;
   if (onGPU && !gpuLowerOnly && emitExecutable.empty())
     cudaRuntime = requireGPU(argv[0]);
@@ -728,8 +744,8 @@ int main(int argc, char **argv) {
       libraries.push_back(cudaRuntime);
     libraries.push_back(TOFU_C_RUNNER_UTILS);
     std::string error =
-        compileExecutable(*module, emitExecutable, libraries, onGPU,
-                          rankThreads);
+        compileExecutable(*module, emitExecutable, libraries,
+                          executableRpath, onGPU, rankThreads);
     if (!error.empty())
       return fail("--emit-executable: " + error);
     return 0;
