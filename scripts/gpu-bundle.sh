@@ -36,8 +36,6 @@ if [ $# -ne 1 ]; then
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${TOFU_BUILD_DIR:-$ROOT/build}
-LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
-LLVM_LIB=${LLVM_LIB:-$(dirname "$LLVM_BIN")/lib}
 CLANG=${CLANG:-clang-22}
 PYTHON=${PYTHON:-python3}
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -47,8 +45,7 @@ OUT=$(cd "$1" && pwd)
 STAGE=$OUT/tofu-gpu-bundle
 WORK=$OUT/work
 for tool in "$BUILD/bin/tofu-run" "$BUILD/bin/tofu-opt" \
-    "$BUILD/lib/libtofu_runtime_cpu.so" "$BUILD/lib/libtofu_runtime_cuda.so" \
-    "$LLVM_LIB/libmlir_c_runner_utils.so"; do
+    "$BUILD/lib/libtofu_runtime_cpu.so" "$BUILD/lib/libtofu_runtime_cuda.so"; do
   if [ ! -e "$tool" ]; then
     echo "gpu-bundle: $tool is missing (build the project with the CUDA" \
       "runtime first)" >&2
@@ -131,12 +128,8 @@ fi
 # libraries and the CUDA libraries (the driver's and PyTorch's there).
 cp -L "$BUILD/lib/libtofu_runtime_cpu.so" "$BUILD/lib/libtofu_runtime_cuda.so" \
   "$STAGE/lib/"
-# The executables name MLIR's C runner utilities by their SONAME.
-utils=$LLVM_LIB/libmlir_c_runner_utils.so
-cp -L "$utils" "$STAGE/lib/$(readelf -d "$utils" \
-  | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
 for lib in "$BUILD/lib/libtofu_runtime_cpu.so" \
-    "$BUILD/lib/libtofu_runtime_cuda.so" "$utils"; do
+    "$BUILD/lib/libtofu_runtime_cuda.so"; do
   ldd "$lib" | awk '$3 ~ /^\// { print $1, $3 }'
 done | sort -u | while read -r soname path; do
   case "$soname" in

@@ -366,7 +366,10 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
   if (!ccPath)
     return "cannot find the linker driver " + cc +
            " (set TOFU_CC to a C compiler)";
-  std::vector<std::string> args{*ccPath, object.str().str(), "-o", path.str()};
+  // Only the libraries that the executable uses become its dependencies
+  // (MLIR's C runner utilities would bring all of libMLIR and libLLVM).
+  std::vector<std::string> args{*ccPath, object.str().str(), "-o", path.str(),
+                                "-Wl,--as-needed"};
   for (const std::string &library : libraries) {
     args.push_back(library);
     if (rpath.empty())
