@@ -422,20 +422,25 @@ bool usesHeuristics() {
 }
 
 /// Ranks the algorithms of a convolution with `find(requested, &count,
-/// perfs)` (cuDNN times each on the problem, fastest first) or, with
-/// TOFU_GPU_CUDNN_HEURISTICS=1 or when timing fails (e.g. for want of
-/// memory for its own buffers), `get(...)` (cuDNN's heuristics), and takes
+/// perfs)` (cuDNN times each on the problem, fastest first) or, for a
+/// `small` problem (whose timings are mostly noise, so that two runs
+/// would choose differently), with TOFU_GPU_CUDNN_HEURISTICS=1 or when
+/// timing fails (e.g. for want of memory for its own buffers), `get(...)`
+/// (cuDNN's heuristics, the same from run to run), and takes
 /// the first usable deterministic algorithm (bit-identical results from
 /// run to run), or the first usable one if none is deterministic or
-/// TOFU_GPU_NONDETERMINISTIC=1. Of timed algorithms within 5% of that one,
-/// the lowest-numbered is taken, so that timing noise does not change the
-/// choice from run to run.
+/// TOFU_GPU_NONDETERMINISTIC=1. Of timed algorithms within 5% or 50
+/// microseconds of that one, the lowest-numbered is taken, so that timing
+/// noise does not change the choice from run to run (two deterministic
+/// algorithms may round differently). TOFU_GPU_CUDNN_LOG=1 prints each
+/// choice with the candidates' times.
 template <typename Perf, typename Find, typename Get>
-ConvAlgorithm queryAlgorithms(const char *entry, Find find, Get get) {
+ConvAlgorithm queryAlgorithms(const char *entry, bool small, Find find,
+                              Get get) {
   constexpr int kRequested = 16;
   Perf perfs[kRequested];
   int count = 0;
-  bool timed = !usesHeuristics() &&
+  bool timed = !small && !usesHeuristics() &&
                find(kRequested, &count, perfs) == CUDNN_STATUS_SUCCESS;
   if (!timed)
     TOFU_CUDNN_CHECK(get(kRequested, &count, perfs));
@@ -452,11 +457,22 @@ ConvAlgorithm queryAlgorithms(const char *entry, Find find, Get get) {
   if (chosen == perfs + count)
     misuse(entry, "cuDNN offers no algorithm for this convolution");
   if (timed) {
-    float limit = chosen->time * 1.05f;
+    float limit = std::max(chosen->time * 1.05f, chosen->time + 0.05f);
     for (int i = 0; i < count; ++i)
       if (candidate(perfs[i]) && perfs[i].time <= limit &&
           perfs[i].algo < chosen->algo)
         chosen = &perfs[i];
+  }
+  if (const char *log = std::getenv("TOFU_GPU_CUDNN_LOG");
+      log && std::strcmp(log, "1") == 0) {
+    std::fprintf(stderr, "tofu cuda runtime: %s: algorithm %d of", entry,
+                 static_cast<int>(chosen->algo));
+    for (int i = 0; i < count; ++i)
+      if (usable(perfs[i]))
+        std::fprintf(stderr, " %d%s(%.4f ms)", static_cast<int>(perfs[i].algo),
+                     perfs[i].determinism == CUDNN_DETERMINISTIC ? "" : "*",
+                     timed ? perfs[i].time : -1.0f);
+    std::fprintf(stderr, "\n");
   }
   return {static_cast<int>(chosen->algo), chosen->memory, chosen->mathType};
 }
@@ -486,10 +502,15 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   if (it != d.algorithms.end())
     return it->second;
   ConvAlgorithm chosen;
+  // Under 2^30 multiply-adds a convolution takes about 0.1 ms or less on
+  // an H100, where cudnnFind's timings differ from run to run by more
+  // than the algorithms do.
+  double macs = double(p.n) * p.f * p.oh * p.ow * p.c * p.kh * p.kw;
+  bool small = macs < double(1 << 30);
   switch (kind) {
   case tofu::gpu::ConvKind::Forward:
     chosen = queryAlgorithms<cudnnConvolutionFwdAlgoPerf_t>(
-        entry,
+        entry, small,
         [&](int requested, int *count, auto *perfs) {
           return cudnnFindConvolutionForwardAlgorithm(
               d.handle, d.x, d.w, d.conv, d.y, requested, count, perfs);
@@ -501,7 +522,7 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
     break;
   case tofu::gpu::ConvKind::BackwardData:
     chosen = queryAlgorithms<cudnnConvolutionBwdDataAlgoPerf_t>(
-        entry,
+        entry, small,
         [&](int requested, int *count, auto *perfs) {
           return cudnnFindConvolutionBackwardDataAlgorithm(
               d.handle, d.w, d.y, d.conv, d.x, requested, count, perfs);
@@ -513,7 +534,7 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
     break;
   case tofu::gpu::ConvKind::BackwardFilter:
     chosen = queryAlgorithms<cudnnConvolutionBwdFilterAlgoPerf_t>(
-        entry,
+        entry, small,
         [&](int requested, int *count, auto *perfs) {
           return cudnnFindConvolutionBackwardFilterAlgorithm(
               d.handle, d.x, d.y, d.conv, d.w, requested, count, perfs);

@@ -299,7 +299,11 @@ def TofuFuseElementwise
     (`populateElementwiseOpsFusionPatterns`), restricted so that the result
     still maps onto libraries and loops well:
 
-    - a producer is fused only into its single consumer (no recomputation);
+    - a producer is fused only into its single consumer (no recomputation),
+      unless the option `duplicate` is set: then an all-parallel producer
+      whose every consumer can take it is fused into all of them and
+      disappears (each consumer recomputes its element-wise body, which
+      saves a pass over memory where such ops are memory-bound: the GPU);
     - a producer that reads its own output (accumulating into a fill, as
       the backward ops of `tofu-autodiff` do) is not fused: upstream fusion
       of such producers changed the losses of the MLP training step. Such
@@ -316,6 +320,11 @@ def TofuFuseElementwise
     docs/cpu.md). A fused chain is one loop nest on the CPU and one kernel
     on the GPU.
   }];
+  let options = [
+    Option<"duplicate", "duplicate", "bool", /*default=*/"false",
+           "fuse an element-wise producer into all of its consumers, "
+           "recomputing it in each, when every consumer can take it">
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
   ];

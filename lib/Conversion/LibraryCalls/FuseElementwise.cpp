@@ -2,8 +2,8 @@
 //
 // Implements tofu-fuse-elementwise, which both backends run: upstream
 // element-wise fusion of linalg.generic ops on tensors, controlled so that
-// every matrix product and convolution stays a library call and nothing
-// is recomputed.
+// every matrix product and convolution stays a library call, and nothing
+// is recomputed unless asked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,31 +60,51 @@ struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
-/// Fuses the producer of `operand` into its consumer when the producer has
-/// no other use, does not read its own output, and the consumer is not an
-/// op that becomes a library call (a GEMM or a convolution). Upstream
-/// fusion of a producer that reads its output (an accumulation that
-/// DropZeroAccumulation could not turn into a map) changed the training
-/// losses of the MLP step, so such producers stay separate kernels.
-bool shouldFuse(OpOperand *operand) {
+/// Whether `operand`'s op may take in its producer: a linalg op that does
+/// not become a library call (a GEMM or a convolution).
+bool takesProducer(OpOperand &operand) {
+  auto consumer = dyn_cast<linalg::LinalgOp>(operand.getOwner());
+  return consumer && !tofu::isProductOp(consumer);
+}
+
+/// Fuses the producer of `operand` into its consumer when the producer does
+/// not read its own output, the consumer is not an op that becomes a
+/// library call (a GEMM or a convolution), and the producer has no other
+/// use or, with `duplicate`, is all-parallel with one result and every one
+/// of its uses can take it (it is then recomputed in each and disappears).
+/// Upstream fusion of a producer that reads its own output (an
+/// accumulation that DropZeroAccumulation could not turn into a map)
+/// changed the training losses of the MLP step, so such producers stay
+/// separate kernels.
+bool shouldFuse(OpOperand *operand, bool duplicate) {
   Operation *producer = operand->get().getDefiningOp();
-  if (!producer || !producer->hasOneUse())
-    return false;
-  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(producer);
   if (!generic || llvm::any_of(generic.getRegionOutputArgs(),
                                [](BlockArgument a) { return !a.use_empty(); }))
     return false;
-  auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
-  return consumer && !tofu::isProductOp(consumer);
+  if (!takesProducer(*operand))
+    return false;
+  if (producer->hasOneUse())
+    return true;
+  return duplicate && generic->getNumResults() == 1 &&
+         generic.getNumLoops() == generic.getNumParallelLoops() &&
+         llvm::all_of(generic->getResult(0).getUses(), [](OpOperand &use) {
+           return takesProducer(use) && linalg::areElementwiseOpsFusable(&use);
+         });
 }
 
 struct TofuFuseElementwisePass
     : public tofu::impl::TofuFuseElementwiseBase<
           TofuFuseElementwisePass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DropZeroAccumulation>(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    bool fuseIntoAll = duplicate;
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [fuseIntoAll](OpOperand *operand) {
+          return shouldFuse(operand, fuseIntoAll);
+        });
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     FrozenRewritePatternSet frozen(std::move(patterns));
     // The training driver's tensors are handed to runtime calls through

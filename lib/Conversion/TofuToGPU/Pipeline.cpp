@@ -57,7 +57,9 @@ struct TofuGPUPipelineOptions
 void buildTofuGPUPipeline(OpPassManager &pm,
                           const TofuGPUPipelineOptions &options) {
   std::string text = llvm::formatv(
-      "tofu-fuse-elementwise,"
+      // Element-wise ops are memory-bound on the GPU: an element-wise
+      // producer is recomputed in all its consumers rather than written.
+      "tofu-fuse-elementwise{{duplicate=true},"
       "tofu-gpu-split-reductions{{min-length={0} ratio={1}},"
       "canonicalize,cse,"
       "one-shot-bufferize{{bufferize-function-boundaries "
