@@ -86,10 +86,18 @@ bool shouldFuse(OpOperand *operand, bool duplicate) {
     return false;
   if (producer->hasOneUse())
     return true;
+  // Each consumer takes the producer's inputs as operands of its own: a
+  // bound keeps kernels' parameter lists short (a kernel's parameters are
+  // at most 4 KiB, about 60 buffers).
+  constexpr unsigned kMaxOperands = 8;
+  unsigned producerInputs = generic.getNumDpsInputs();
   return duplicate && generic->getNumResults() == 1 &&
          generic.getNumLoops() == generic.getNumParallelLoops() &&
-         llvm::all_of(generic->getResult(0).getUses(), [](OpOperand &use) {
-           return takesProducer(use) && linalg::areElementwiseOpsFusable(&use);
+         llvm::all_of(generic->getResult(0).getUses(), [&](OpOperand &use) {
+           return takesProducer(use) &&
+                  use.getOwner()->getNumOperands() - 1 + producerInputs <=
+                      kMaxOperands &&
+                  linalg::areElementwiseOpsFusable(&use);
          });
 }
 
