@@ -35,6 +35,15 @@ getPassOptionNames(llvm::StringRef argument);
 /// ones, and returns false.
 bool checkPassOptionSpelling(int argc, char **argv, llvm::StringRef tool);
 
+/// Whether `name` is the argument of a Tofu pass or pipeline (`tofu-`,
+/// `tdl-`, `convert-tofu-`).
+bool isTofuPassArgument(llvm::StringRef name);
+
+/// Prints the Tofu passes and pipelines with their options to stdout, each
+/// pass with its default options as a pipeline element
+/// (`name{option=default ...}`): the first section of `tofu-opt --help`.
+void printTofuPassHelp();
+
 } // namespace tofu
 
 #endif // TOFU_INITALLPASSES_H

@@ -85,15 +85,10 @@ static std::vector<std::string> parseOptionKeys(llvm::StringRef text) {
   return keys;
 }
 
-std::optional<std::vector<std::string>>
-tofu::getPassOptionNames(llvm::StringRef argument) {
-  // The registry prints an entry's options (list options and a pipeline's
-  // own options included) only as help text on stdout: capture it.
-  const mlir::PassRegistryEntry *entry = mlir::PassInfo::lookup(argument);
-  if (!entry)
-    entry = mlir::PassPipelineInfo::lookup(argument);
-  if (!entry)
-    return std::nullopt;
+/// What `print` writes to stdout (the pass registry prints its help text
+/// only there), or std::nullopt when it cannot be captured.
+static std::optional<std::string>
+captureStdout(llvm::function_ref<void()> print) {
   std::FILE *capture = std::tmpfile();
   if (!capture)
     return std::nullopt;
@@ -101,22 +96,98 @@ tofu::getPassOptionNames(llvm::StringRef argument) {
   std::fflush(stdout);
   int saved = ::dup(1);
   ::dup2(::fileno(capture), 1);
-  // descIndent must exceed the widest option, or the padding wraps around.
-  entry->printHelpStr(/*indent=*/0, /*descIndent=*/512);
+  print();
   llvm::outs().flush();
   std::fflush(stdout);
   ::dup2(saved, 1);
   ::close(saved);
-  std::string help;
+  std::string text;
   std::rewind(capture);
   char buffer[4096];
   for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), capture)) > 0;)
-    help.append(buffer, n);
+    text.append(buffer, n);
   std::fclose(capture);
+  return text;
+}
+
+/// The registered pass or pipeline `argument`, or null.
+static const mlir::PassRegistryEntry *lookupEntry(llvm::StringRef argument) {
+  if (const mlir::PassRegistryEntry *entry = mlir::PassInfo::lookup(argument))
+    return entry;
+  return mlir::PassPipelineInfo::lookup(argument);
+}
+
+bool tofu::isTofuPassArgument(llvm::StringRef name) {
+  return name.starts_with("tofu-") || name.starts_with("tdl-") ||
+         name.starts_with("convert-tofu-");
+}
+
+void tofu::printTofuPassHelp() {
+  std::optional<std::string> all =
+      captureStdout([] { mlir::printRegisteredPasses(); });
+  if (!all)
+    return;
+  // The registry lists passes only; the pipelines are these.
+  std::vector<std::string> passes,
+      pipelines{"tofu-train-pipeline", "tofu-cpu-pipeline",
+                "tofu-gpu-pipeline"};
+  llvm::erase_if(pipelines, [](const std::string &name) {
+    return !mlir::PassPipelineInfo::lookup(name);
+  });
+  // Each entry's line starts with "  --NAME" (options are indented more).
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(*all).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.consume_front("  --") || line.starts_with(" "))
+      continue;
+    llvm::StringRef name = line.take_until([](char c) { return c == ' '; });
+    if (!isTofuPassArgument(name))
+      continue;
+    if (mlir::PassInfo::lookup(name))
+      passes.push_back(name.str());
+  }
+  llvm::outs() << "Tofu-MLIR pipelines (docs/; `--NAME=\"option=value "
+                  "...\"`):\n\n";
+  for (const std::string &name : pipelines)
+    lookupEntry(name)->printHelpStr(/*indent=*/2, /*descIndent=*/34);
+  llvm::outs() << "\nTofu-MLIR passes, each followed by its defaults as a "
+                  "pipeline element:\n\n";
+  for (const std::string &name : passes) {
+    const mlir::PassRegistryEntry *entry = lookupEntry(name);
+    entry->printHelpStr(/*indent=*/2, /*descIndent=*/34);
+    mlir::OpPassManager pm;
+    if (succeeded(entry->addToPipeline(
+            pm, "", [](const llvm::Twine &) { return mlir::failure(); }))) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      pm.printAsTextualPipeline(os);
+      // "any(NAME{...})": the pass alone.
+      llvm::StringRef element(text);
+      if (element.consume_front("any(") && element.consume_back(")") &&
+          element.contains('{'))
+        llvm::outs() << "      default: " << element << "\n";
+    }
+  }
+  llvm::outs() << "\n";
+  llvm::outs().flush();
+}
+
+std::optional<std::vector<std::string>>
+tofu::getPassOptionNames(llvm::StringRef argument) {
+  // The registry prints an entry's options (list options and a pipeline's
+  // own options included) only as help text on stdout: capture it.
+  const mlir::PassRegistryEntry *entry = lookupEntry(argument);
+  if (!entry)
+    return std::nullopt;
+  // descIndent must exceed the widest option, or the padding wraps around.
+  std::optional<std::string> help = captureStdout(
+      [&] { entry->printHelpStr(/*indent=*/0, /*descIndent=*/512); });
+  if (!help)
+    return std::nullopt;
   // The first line is the entry; each option line starts with "--NAME".
   std::vector<std::string> names;
   llvm::SmallVector<llvm::StringRef> lines;
-  llvm::StringRef(help).split(lines, '\n');
+  llvm::StringRef(*help).split(lines, '\n');
   for (llvm::StringRef line : llvm::drop_begin(lines)) {
     line = line.ltrim();
     if (!line.consume_front("--"))
@@ -137,9 +208,7 @@ bool tofu::checkPassOptionSpelling(int argc, char **argv,
       continue;
     arg = arg.ltrim('-');
     auto [name, options] = arg.split('=');
-    if (options.empty() || !(name.starts_with("tofu-") ||
-                             name.starts_with("tdl-") ||
-                             name.starts_with("convert-tofu-")))
+    if (options.empty() || !isTofuPassArgument(name))
       continue;
     std::optional<std::vector<std::string>> valid = getPassOptionNames(name);
     if (!valid)

@@ -69,6 +69,16 @@ int main(int argc, char **argv) {
   // option, instead of the options parser's bare "no such option".
   if (!tofu::checkPassOptionSpelling(argc, argv, "tofu-opt"))
     return 1;
+  // --help: the Tofu passes and pipelines first, then everything else.
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--")
+      break;
+    if (arg == "--help" || arg == "-help" || arg == "-h") {
+      tofu::printTofuPassHelp();
+      break;
+    }
+  }
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tofu-MLIR optimizer driver\n", registry));
 }
