@@ -928,10 +928,36 @@ namespace {
 /// The events of tofu_gpu_timer_*: one pair per step, read when the
 /// report is made, so that timing a step does not make the host wait.
 struct StepTimer {
+  /// The event pairs of the steps whose time is not read yet.
   std::vector<std::pair<CUevent, CUevent>> steps;
+  /// The times read so far, in step order.
+  std::vector<float> milliseconds;
   bool open = false;
 };
 StepTimer stepTimer;
+
+/// Reads and destroys the events of the oldest steps as long as they have
+/// completed (`wait`: waits for all), so that the events of a long run do
+/// not pile up.
+void harvestStepTimes(bool wait) {
+  size_t done = 0;
+  for (auto [start, stop] : stepTimer.steps) {
+    if (!stop)
+      break; // The open step.
+    if (wait)
+      TOFU_CU_CHECK(cuEventSynchronize(stop));
+    else if (cuEventQuery(stop) != CUDA_SUCCESS)
+      break;
+    float ms = 0.0f;
+    TOFU_CU_CHECK(cuEventElapsedTime(&ms, start, stop));
+    stepTimer.milliseconds.push_back(ms);
+    TOFU_CU_CHECK(cuEventDestroy(start));
+    TOFU_CU_CHECK(cuEventDestroy(stop));
+    ++done;
+  }
+  stepTimer.steps.erase(stepTimer.steps.begin(),
+                        stepTimer.steps.begin() + done);
+}
 
 CUevent recordEvent() {
   CUevent event = nullptr;
@@ -943,20 +969,11 @@ CUevent recordEvent() {
 /// The milliseconds of every timed step, which are forgotten (waits for
 /// the last one).
 std::vector<float> takeStepTimes() {
-  std::vector<float> times;
   if (stepTimer.open)
     misuse("tofu_gpu_timer_report", "a step's timer is open");
-  if (stepTimer.steps.empty())
-    return times;
-  TOFU_CU_CHECK(cuEventSynchronize(stepTimer.steps.back().second));
-  for (auto [start, stop] : stepTimer.steps) {
-    float ms = 0.0f;
-    TOFU_CU_CHECK(cuEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-    TOFU_CU_CHECK(cuEventDestroy(start));
-    TOFU_CU_CHECK(cuEventDestroy(stop));
-  }
-  stepTimer.steps.clear();
+  harvestStepTimes(/*wait=*/true);
+  std::vector<float> times;
+  times.swap(stepTimer.milliseconds);
   return times;
 }
 } // namespace
@@ -965,6 +982,7 @@ extern "C" void tofu_gpu_timer_begin() {
   getDevice();
   if (stepTimer.open)
     misuse("tofu_gpu_timer_begin", "the previous step's timer is open");
+  harvestStepTimes(/*wait=*/false);
   stepTimer.steps.push_back({recordEvent(), nullptr});
   stepTimer.open = true;
   Profiler &p = getProfiler();

@@ -387,8 +387,12 @@ def TofuGPUDeviceMemory : Pass<"tofu-gpu-device-memory", "mlir::ModuleOp"> {
     `memref.dealloc` of a device buffer becomes a synchronous
     `gpu.dealloc`, which tofu-gpu-stream-order queues on the stream, and
     `memref.copy` a `linalg.copy`, so that copies run as kernels. A
-    `memref.get_global` (a constant in host memory) that the GPU reads is
-    copied once into a device buffer at the function's entry.
+    `memref.get_global` of a constant (in host memory) that the GPU reads is
+    copied into a device buffer at each entry of the function. A buffer
+    that an op with regions, an op returning an alias of it (other than a
+    view), a terminator other than `func.return` or a copy of unranked
+    buffers uses is an error, as is a host access to a device buffer of
+    dynamic shape.
 
     ```mlir
     %m = memref.alloc() : memref<4x8xf32>
@@ -421,7 +425,11 @@ def TofuGPUParallelLoops : Pass<"tofu-gpu-parallel-loops", "mlir::ModuleOp"> {
        outside a parallel one would otherwise become a host loop around
        the kernel);
     2. the op becomes an `scf.parallel` over its parallel loops with
-       `scf.for` reductions inside (`linalg::linalgOpToParallelLoops`);
+       `scf.for` reductions inside (`linalg::linalgOpToParallelLoops`); an
+       op without parallel loops (a full reduction, or a 0-d op, whose
+       scalar code has no loop at all) is wrapped in a one-iteration
+       `scf.parallel`, a kernel of one thread, so that no op stays host
+       code;
     3. the parallel loops are collapsed into one (row-major, so that the
        innermost loop is the fastest and neighbouring threads touch
        neighbouring elements) and tiled by `block-size`, with a guard
@@ -489,9 +497,11 @@ def TofuGPUStreamOrder : Pass<"tofu-gpu-stream-order", "mlir::ModuleOp"> {
     launch starts a new chain.
 
     A function returns without waiting: its work stays queued on the
-    stream. After a call of a function of the module, the caller's chain
-    counts as holding work, so that its next host op waits for the
-    callee's work too. A C caller waits with `tofu_gpu_synchronize`.
+    stream. After a call of a function of the module, the caller's next
+    host op waits for the callee's work too, and a function's first host
+    op waits for what its caller queued (except in the function tagged
+    `tofu.driver`, which nothing calls). A C caller waits with
+    `tofu_gpu_synchronize`.
 
     This relies on the contract of the CUDA runtime (`runtime/cuda`,
     docs/gpu.md): every stream that `mgpuStreamCreate` returns is the one

@@ -8,7 +8,7 @@
 // and back after it (gpu.memcpy, queued on the stream by
 // tofu-gpu-stream-order). Buffers that only the host touches stay in host
 // memory. Copies become linalg.copy kernels, and constant globals that the
-// GPU reads are copied once into device buffers.
+// GPU reads are copied into a device buffer at each call's entry.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,9 +42,22 @@ struct BufferUses {
   bool device = false;
   /// The ops that run on the host and access the buffer, in no order.
   llvm::MapVector<Operation *, HostAccess> host;
-  /// An op that cannot work on a host copy (an op with regions).
+  /// Whether a function returns the buffer or a view of it.
+  bool returned = false;
+  /// An op that cannot work on a host copy (an op with regions, one that
+  /// returns an alias of the buffer, a terminator that passes it on).
   Operation *unsupported = nullptr;
 };
+
+/// The buffer that `def` is a view of (a view, or the base buffer of
+/// extract_strided_metadata), or null.
+Value getViewSource(Operation *def) {
+  if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def))
+    return metadata.getSource();
+  if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+    return view.getViewSource();
+  return Value();
+}
 
 /// Whether `call` calls a function of the module with a body: the callee
 /// works on device buffers as the caller does.
@@ -84,6 +97,14 @@ BufferUses collectUses(Value buffer) {
             push(result);
         continue;
       }
+      if (auto copy = dyn_cast<memref::CopyOp>(user);
+          copy && (!isa<MemRefType>(copy.getSource().getType()) ||
+                   !isa<MemRefType>(copy.getTarget().getType()))) {
+        uses.unsupported = user; // No linalg.copy of unranked buffers.
+        continue;
+      }
+      if (isa<func::ReturnOp>(user))
+        uses.returned = true;
       if (isa<linalg::LinalgOp, memref::CopyOp, func::ReturnOp>(user)) {
         uses.device = true;
         continue;
@@ -93,7 +114,11 @@ BufferUses collectUses(Value buffer) {
         uses.device = true;
         continue;
       }
-      if (user->getNumRegions() > 0 || isa<ViewLikeOpInterface>(user)) {
+      bool aliases = llvm::any_of(user->getResultTypes(), [](Type type) {
+        return isa<BaseMemRefType>(type);
+      });
+      if (user->getNumRegions() > 0 || isa<ViewLikeOpInterface>(user) ||
+          aliases || user->hasTrait<OpTrait::IsTerminator>()) {
         uses.unsupported = user;
         continue;
       }
@@ -138,15 +163,11 @@ LogicalResult TofuGPUDeviceMemoryPass::placeOnDevice(Value buffer,
       Value value = operand.get();
       while (value != buffer) {
         Operation *def = value.getDefiningOp();
-        if (!def)
+        Value source = def ? getViewSource(def) : Value();
+        if (!source)
           break;
         chain.push_back(def);
-        if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def))
-          value = metadata.getSource();
-        else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-          value = view.getViewSource();
-        else
-          break;
+        value = source;
       }
       if (value != buffer)
         continue;
@@ -197,8 +218,9 @@ void TofuGPUDeviceMemoryPass::runOnOperation() {
 
   auto reportUnsupported = [](const BufferUses &uses) {
     InFlightDiagnostic diag = uses.unsupported->emitOpError(
-        "tofu-gpu-device-memory: cannot place a buffer that an op with "
-        "regions or results of its own uses");
+        "tofu-gpu-device-memory: cannot place a buffer that this op uses "
+        "(an op with regions, an alias of the buffer, a terminator that "
+        "passes it on, or a copy of an unranked buffer)");
     return diag;
   };
 
@@ -258,6 +280,13 @@ void TofuGPUDeviceMemoryPass::runOnOperation() {
                          "function body is not supported");
       return signalPassFailure();
     }
+    auto definition = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        global, global.getNameAttr());
+    if (!definition || !definition.getConstant()) {
+      global.emitOpError("tofu-gpu-device-memory: only constant globals are "
+                         "supported (each call would write its own copy)");
+      return signalPassFailure();
+    }
     auto type = cast<MemRefType>(global.getType());
     if (!type.getLayout().isIdentity() || !type.hasStaticShape()) {
       global.emitOpError("tofu-gpu-device-memory: only globals with a "
@@ -274,14 +303,11 @@ void TofuGPUDeviceMemoryPass::runOnOperation() {
                                        /*hostShared=*/false);
     gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), device.getMemref(),
                           hostCopy);
-    bool returned = llvm::any_of(global->getUsers(), [](Operation *user) {
-      return user->hasTrait<OpTrait::ReturnLike>();
-    });
     global.getResult().replaceAllUsesWith(device.getMemref());
     global.erase();
     if (failed(placeOnDevice(device.getMemref(), uses)))
       return signalPassFailure();
-    if (returned)
+    if (uses.returned)
       continue;
     func.walk([&](Operation *op) {
       if (op->hasTrait<OpTrait::ReturnLike>() &&
@@ -297,12 +323,10 @@ void TofuGPUDeviceMemoryPass::runOnOperation() {
   for (memref::DeallocOp dealloc : deallocs) {
     Value root = dealloc.getMemref();
     while (Operation *def = root.getDefiningOp()) {
-      if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def))
-        root = metadata.getSource();
-      else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-        root = view.getViewSource();
-      else
+      Value source = getViewSource(def);
+      if (!source)
         break;
+      root = source;
     }
     if (!onDevice.contains(root))
       continue;

@@ -27,7 +27,7 @@ func.func @region(%n: index) {
   %c1 = arith.constant 1 : index
   %a = memref.alloc() : memref<4xf32>
   memref.copy %a, %a : memref<4xf32> to memref<4xf32>
-  // expected-error @+1 {{tofu-gpu-device-memory: cannot place a buffer that an op with regions or results of its own uses}}
+  // expected-error @+1 {{tofu-gpu-device-memory: cannot place a buffer that this op uses (an op with regions, an alias of the buffer, a terminator that passes it on, or a copy of an unranked buffer)}}
   %r = scf.for %i = %c0 to %n step %c1 iter_args(%b = %a) -> memref<4xf32> {
     scf.yield %b : memref<4xf32>
   }
@@ -44,4 +44,29 @@ func.func @dynamic(%n: index, %i: index) -> f32 {
   // expected-error @+1 {{tofu-gpu-device-memory: the host accesses a device buffer of type 'memref<?xf32>', which has no static shape and identity layout}}
   %v = memref.load %a[%i] : memref<?xf32>
   return %v : f32
+}
+
+// -----
+
+// Tests that an op that returns an alias of a device buffer (not a view) is
+// rejected: its result would point into a host copy freed after it.
+func.func @alias(%c: i1) {
+  %a = memref.alloc() : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+  // expected-error @+1 {{tofu-gpu-device-memory: cannot place a buffer that this op uses}}
+  %s = arith.select %c, %a, %b : memref<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a global that is not constant is rejected: each call would
+// write a device copy of its own.
+memref.global "private" @state : memref<4xf32> = dense<0.0>
+func.func @mutable_global(%out: memref<4xf32>) {
+  // expected-error @+1 {{tofu-gpu-device-memory: only constant globals are supported (each call would write its own copy)}}
+  %t = memref.get_global @state : memref<4xf32>
+  memref.copy %t, %out : memref<4xf32> to memref<4xf32>
+  return
 }
