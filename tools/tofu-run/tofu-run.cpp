@@ -78,6 +78,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -524,11 +526,32 @@ int main(int argc, char **argv) {
   tofu::setDefaultCudaHome(); // For tofu-gpu-pipeline's ptxas.
   llvm::cl::opt<int> *threadsOption = adoptThreadsOption();
   llvm::cl::HideUnrelatedOptions(tofuRunCategory);
-  llvm::cl::ParseCommandLineOptions(argc, argv, kOverview);
+  auto [ranks, rank] = getLaunchedRanks();
+  // Every rank parses the same command line: only rank 0 reports its
+  // errors (all ranks exit). The option parsers write to stderr directly,
+  // so the other ranks' stderr is closed while they parse.
+  int savedStderr = -1;
+  if (rank != 0) {
+    llvm::errs().flush();
+    savedStderr = ::dup(2);
+    int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, 2);
+      ::close(null);
+    }
+  }
+  bool parsed = llvm::cl::ParseCommandLineOptions(
+      argc, argv, kOverview, rank == 0 ? &llvm::errs() : &llvm::nulls());
+  if (savedStderr >= 0) {
+    llvm::errs().flush();
+    ::dup2(savedStderr, 2);
+    ::close(savedStderr);
+  }
+  if (!parsed)
+    return 1;
   int rankThreads = threadsOption && threadsOption->getNumOccurrences()
                         ? threadsOption->getValue()
                         : 1;
-  auto [ranks, rank] = getLaunchedRanks();
   // Every rank gets the same input and options: only rank 0 speaks.
   auto fail = [rank = rank](const llvm::Twine &message) {
     if (rank == 0)
