@@ -9,12 +9,13 @@ cd "$(dirname "$0")/.."
 # the symbolizer, for scripts/test-sanitizers.sh. OpenBLAS (the pthread
 # build) runs the CPU runtime's matrix products and oneDNN its convolutions.
 # PyTorch and NumPy are the oracle of the tests that need them (which are
-# unsupported without). --demo adds what scripts/demo.sh uses: the digits
-# of scikit-learn and matplotlib for the loss curve.
+# unsupported without); librsvg's rsvg-convert renders the plan pictures
+# of the tests. --demo adds what scripts/demo.sh uses: the digits of
+# scikit-learn and matplotlib for the loss curve.
 packages=(cmake ninja-build clang-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools
           libclang-rt-22-dev libmlir-22-dev mlir-22-tools libgtest-dev python3
           mpich libmpich-dev libopenblas-dev libopenblas0-pthread libdnnl-dev
-          python3-torch python3-numpy)
+          python3-torch python3-numpy librsvg2-bin)
 if [ "${1:-}" = "--demo" ]; then
   packages+=(python3-sklearn python3-matplotlib)
 fi

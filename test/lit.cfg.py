@@ -79,6 +79,9 @@ runtime_lib = os.path.join(config.tofu_obj_root, "lib",
                            "libtofu_runtime_cpu.so")
 if os.path.exists(runtime_lib) and shutil.which("mpiexec"):
     config.available_features.add("mpi")
+# `rsvg`: librsvg's rsvg-convert renders SVG pictures to PNG.
+if shutil.which("rsvg-convert"):
+    config.available_features.add("rsvg")
 config.substitutions.append((
     "%difftest",
     "python3 -m tofu.difftest --tofu-opt %s --mlir-runner %s --runtime %s "
