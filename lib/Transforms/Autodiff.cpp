@@ -788,7 +788,8 @@ static LogicalResult checkActiveType(Value v, Operation *where) {
     if (!tensor.hasStaticShape())
       return where->emitError("tofu-autodiff: dynamic shapes are not "
                               "supported, found ")
-             << type;
+             << type << "; export the model with static shapes (a fixed "
+                        "batch)";
     if (isa<FloatType>(tensor.getElementType()))
       return success();
   }

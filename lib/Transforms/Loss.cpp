@@ -255,7 +255,8 @@ LogicalResult TofuLossPass::rewrite(func::FuncOp func) {
   if (!type.hasStaticShape())
     return mlir::emitError(ret.getLoc(), "tofu-loss: dynamic shapes are not "
                                          "supported, found ")
-           << out.getType();
+           << out.getType()
+           << "; export the model with static shapes (a fixed batch)";
   if (type.getRank() == 0)
     return mlir::emitError(ret.getLoc(), "tofu-loss: '@")
            << func.getName()

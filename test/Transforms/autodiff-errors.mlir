@@ -118,7 +118,7 @@ func.func @two_results(%w: tensor<f32> {tofu.weight}) -> (tensor<f32>, tensor<f3
 
 // Dynamic shapes are not differentiated.
 func.func @dynamic(%w: tensor<2x3xf32> {tofu.weight}) -> tensor<f32> {
-  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?x3xf32>'; export the model with static shapes (a fixed batch)}}
   %d = tensor.cast %w : tensor<2x3xf32> to tensor<?x3xf32>
   %c = tensor.collapse_shape %d [[0, 1]] : tensor<?x3xf32> into tensor<?xf32>
   %z = arith.constant 0.0 : f32
@@ -139,7 +139,7 @@ func.func @dynamic(%w: tensor<2x3xf32> {tofu.weight}) -> tensor<f32> {
 // is an error.
 func.func @dynamic_pad(%w: tensor<4xf32> {tofu.weight}, %n: index) -> tensor<f32> {
   %z = arith.constant 0.0 : f32
-  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?xf32>'}}
+  // expected-error @+1 {{tofu-autodiff: dynamic shapes are not supported, found 'tensor<?xf32>'; export the model with static shapes (a fixed batch)}}
   %p = tensor.pad %w low[%n] high[0] {
   ^bb0(%i: index):
     tensor.yield %z : f32

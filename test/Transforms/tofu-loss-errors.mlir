@@ -31,7 +31,7 @@ func.func @ints(%x: tensor<4x3xi32>) -> tensor<4x3xi32> {
 
 // Tests that dynamic shapes are an error.
 func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{tofu-loss: dynamic shapes are not supported, found 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{tofu-loss: dynamic shapes are not supported, found 'tensor<?x3xf32>'; export the model with static shapes (a fixed batch)}}
   return %x : tensor<?x3xf32>
 }
 
