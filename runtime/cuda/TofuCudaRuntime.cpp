@@ -580,14 +580,26 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
   OpTimer timer(tofu::gpu::OpClass::Cudnn, currentDevice->stream,
                 [&] { return describeConv(entry, p); });
   const float alpha = 1.0f;
-  // Queues the call with `out` in place of the tensor that it writes.
-  auto launch = [&](intptr_t out) {
+  // The tensor that the call writes: its address, sizes and strides.
+  intptr_t out = p.filter, sizes[4];
+  const intptr_t *strides = p.wStrides;
+  if (kind == tofu::gpu::ConvKind::Forward) {
+    out = p.y, strides = p.yStrides;
+    p.getYSizes(sizes);
+  } else if (kind == tofu::gpu::ConvKind::BackwardData) {
+    out = p.x, strides = p.xStrides;
+    p.getXSizes(sizes);
+  } else {
+    p.getWSizes(sizes);
+  }
+  // Queues the call with `target` in place of the tensor that it writes.
+  auto launch = [&](intptr_t target) {
     auto *x = reinterpret_cast<float *>(
-        kind == tofu::gpu::ConvKind::BackwardData ? out : p.x);
+        kind == tofu::gpu::ConvKind::BackwardData ? target : p.x);
     auto *w = reinterpret_cast<float *>(
-        kind == tofu::gpu::ConvKind::BackwardFilter ? out : p.filter);
+        kind == tofu::gpu::ConvKind::BackwardFilter ? target : p.filter);
     auto *y = reinterpret_cast<float *>(
-        kind == tofu::gpu::ConvKind::Forward ? out : p.y);
+        kind == tofu::gpu::ConvKind::Forward ? target : p.y);
     switch (kind) {
     case tofu::gpu::ConvKind::Forward:
       TOFU_CUDNN_CHECK(cudnnConvolutionForward(
@@ -609,15 +621,12 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
       break;
     }
   };
-  intptr_t out = kind == tofu::gpu::ConvKind::Forward        ? p.y
-                 : kind == tofu::gpu::ConvKind::BackwardData ? p.x
-                                                             : p.filter;
   static const int checks = [] {
     const char *value = std::getenv("TOFU_GPU_CUDNN_CHECK");
     return value ? std::atoi(value) : 0;
   }();
   static std::map<std::string, int> checked;
-  std::string name = describeConv(entry, p);
+  std::string name = checks > 0 ? describeConv(entry, p) : std::string();
   if (checks <= 0 || checked[name]++ >= checks) {
     launch(out);
     return;
@@ -625,19 +634,6 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
   // TOFU_GPU_CUDNN_CHECK=N: the first N calls of each problem run twice,
   // the second time on a copy of the written tensor's previous contents,
   // and the two results are compared bit for bit (a diagnostic: it waits).
-  intptr_t sizes[4], strides[4];
-  const intptr_t *outStrides = kind == tofu::gpu::ConvKind::Forward
-                                   ? p.yStrides
-                                   : kind == tofu::gpu::ConvKind::BackwardData
-                                         ? p.xStrides
-                                         : p.wStrides;
-  if (kind == tofu::gpu::ConvKind::Forward)
-    p.getYSizes(sizes);
-  else if (kind == tofu::gpu::ConvKind::BackwardData)
-    p.getXSizes(sizes);
-  else
-    p.getWSizes(sizes);
-  std::copy(outStrides, outStrides + 4, strides);
   size_t span = 1;
   for (int k = 0; k < 4; ++k)
     span += size_t(sizes[k] - 1) * size_t(strides[k]);
@@ -986,14 +982,16 @@ extern "C" int32_t tofu_gpu_probe(char *message, int64_t size) {
 }
 
 namespace {
-/// The events of tofu_gpu_timer_*: one pair per step, read when the
-/// report is made, so that timing a step does not make the host wait.
+/// The events of tofu_gpu_timer_*: one pair per step, read once the step
+/// has finished, so that timing a step does not make the host wait.
 struct StepTimer {
-  /// The event pairs of the steps whose time is not read yet.
+  /// The event pairs of the steps whose time is not read yet; the last
+  /// one has no stop event while its step is being timed.
   std::vector<std::pair<CUevent, CUevent>> steps;
   /// The times read so far, in step order.
   std::vector<float> milliseconds;
-  bool open = false;
+
+  bool isOpen() const { return !steps.empty() && !steps.back().second; }
 };
 StepTimer stepTimer;
 
@@ -1030,7 +1028,7 @@ CUevent recordEvent() {
 /// The milliseconds of every timed step, which are forgotten (waits for
 /// the last one).
 std::vector<float> takeStepTimes() {
-  if (stepTimer.open)
+  if (stepTimer.isOpen())
     misuse("tofu_gpu_timer_report", "a step's timer is open");
   harvestStepTimes(/*wait=*/true);
   std::vector<float> times;
@@ -1041,11 +1039,10 @@ std::vector<float> takeStepTimes() {
 
 extern "C" void tofu_gpu_timer_begin() {
   getDevice();
-  if (stepTimer.open)
+  if (stepTimer.isOpen())
     misuse("tofu_gpu_timer_begin", "the previous step's timer is open");
   harvestStepTimes(/*wait=*/false);
   stepTimer.steps.push_back({recordEvent(), nullptr});
-  stepTimer.open = true;
   Profiler &p = getProfiler();
   if (p.enabled) {
     std::lock_guard<std::mutex> lock(p.mutex);
@@ -1056,10 +1053,9 @@ extern "C" void tofu_gpu_timer_begin() {
 
 extern "C" void tofu_gpu_timer_end() {
   getDevice();
-  if (!stepTimer.open)
+  if (!stepTimer.isOpen())
     misuse("tofu_gpu_timer_end", "no tofu_gpu_timer_begin before");
   stepTimer.steps.back().second = recordEvent();
-  stepTimer.open = false;
   // The profile reads every op's events: only a profiled step waits.
   if (getProfiler().enabled) {
     TOFU_CU_CHECK(cuEventSynchronize(stepTimer.steps.back().second));

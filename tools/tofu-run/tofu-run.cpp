@@ -252,9 +252,11 @@ static func::FuncOp findStep(ModuleOp module) {
 
 /// Brackets every call of the step in @main with a runtime's step timer
 /// (`prefix`_begin/_end: tofu_timer on the CPU, tofu_gpu_timer on the GPU)
-/// and reports the median before the runtime is finalized.
+/// and reports the median before the runtime is finalized. With
+/// `streamOrdered`, the begin and end calls are marked as queued on the
+/// GPU's stream (they record events and do not wait).
 static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
-                                  StringRef prefix) {
+                                  StringRef prefix, bool streamOrdered) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || !step)
     return module.emitError("tofu-run: no @main or no training step after "
@@ -265,17 +267,19 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
         module, name, ValueRange(args).getTypes(), {});
     return func::CallOp::create(b, loc, callee, args);
   };
+  auto bracket = [&](StringRef name, Location loc) {
+    func::CallOp call = callTimer(name, {}, loc);
+    if (streamOrdered)
+      call->setAttr(tofu::kStreamOrderedAttr, b.getUnitAttr());
+  };
   SmallVector<func::CallOp> calls;
   main.walk([&](func::CallOp call) { calls.push_back(call); });
   for (func::CallOp call : calls) {
     if (call.getCallee() == step.getSymName()) {
-      // The timers record events on the GPU's stream without waiting.
       b.setInsertionPoint(call);
-      callTimer((prefix + "_begin").str(), {}, call.getLoc())
-          ->setAttr(tofu::kStreamOrderedAttr, b.getUnitAttr());
+      bracket((prefix + "_begin").str(), call.getLoc());
       b.setInsertionPointAfter(call);
-      callTimer((prefix + "_end").str(), {}, call.getLoc())
-          ->setAttr(tofu::kStreamOrderedAttr, b.getUnitAttr());
+      bracket((prefix + "_end").str(), call.getLoc());
     } else if (call.getCallee() == "tofu_finalize") {
       b.setInsertionPoint(call);
       Value skip = arith::ConstantIntOp::create(b, call.getLoc(), warmup, 64);
@@ -726,7 +730,7 @@ int main(int argc, char **argv) {
         failed(pm.run(*module)) ||
         (timing && failed(addStepTimer(
                        *module, module->lookupSymbol<func::FuncOp>(stepName),
-                       "tofu_timer"))) ||
+                       "tofu_timer", /*streamOrdered=*/false))) ||
         failed(parsePassPipeline(lowering, lower, llvm::errs())) ||
         failed(lower.run(*module)))
       return 1;
@@ -741,7 +745,7 @@ int main(int argc, char **argv) {
         failed(pm.run(*module)) ||
         failed(addStepTimer(*module,
                             module->lookupSymbol<func::FuncOp>(stepName),
-                            "tofu_gpu_timer")) ||
+                            "tofu_gpu_timer", /*streamOrdered=*/true)) ||
         failed(parsePassPipeline("tofu-gpu-pipeline", lower, llvm::errs())) ||
         failed(lower.run(*module)))
       return 1;

@@ -87,8 +87,9 @@ bool shouldFuse(OpOperand *operand, bool duplicate) {
   if (producer->hasOneUse())
     return true;
   // Each consumer takes the producer's inputs as operands of its own: a
-  // bound keeps kernels' parameter lists short (a kernel's parameters are
-  // at most 4 KiB, about 60 buffers).
+  // bound keeps kernels' parameter lists short (without it, fusion chains
+  // in the BERT slice made kernels whose parameters exceeded ptxas's
+  // limit of 4352 bytes).
   constexpr unsigned kMaxOperands = 8;
   unsigned producerInputs = generic.getNumDpsInputs();
   return duplicate && generic->getNumResults() == 1 &&

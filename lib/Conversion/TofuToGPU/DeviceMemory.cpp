@@ -28,20 +28,15 @@ using namespace mlir;
 
 namespace {
 
-/// How the host accesses a buffer in an op that runs on the host.
-struct HostAccess {
-  bool reads = false;
-  bool writes = false;
-};
-
 /// The uses of one buffer (an allocation, a function argument or a global),
 /// through its views.
 struct BufferUses {
-  /// Whether a kernel, a library call, a deallocation-free device op or
-  /// another function of the module uses the buffer.
+  /// Whether a kernel, a copy, a library call or another function of the
+  /// module uses the buffer.
   bool device = false;
-  /// The ops that run on the host and access the buffer, in no order.
-  llvm::MapVector<Operation *, HostAccess> host;
+  /// The ops that run on the host and read the buffer, each with whether
+  /// it may also write it (all but loads).
+  llvm::MapVector<Operation *, bool> host;
   /// Whether a function returns the buffer or a view of it.
   bool returned = false;
   /// An op that cannot work on a host copy (an op with regions, one that
@@ -57,14 +52,6 @@ Value getViewSource(Operation *def) {
   if (auto view = dyn_cast<ViewLikeOpInterface>(def))
     return view.getViewSource();
   return Value();
-}
-
-/// Whether `call` calls a function of the module with a body: the callee
-/// works on device buffers as the caller does.
-bool callsFunctionWithBody(func::CallOp call) {
-  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-      call, call.getCalleeAttr());
-  return callee && !callee.isExternal();
 }
 
 /// Walks the uses of `buffer` through views and classifies them.
@@ -109,8 +96,7 @@ BufferUses collectUses(Value buffer) {
         uses.device = true;
         continue;
       }
-      if (auto call = dyn_cast<func::CallOp>(user);
-          call && callsFunctionWithBody(call)) {
+      if (tofu::callsFunctionWithBody(user)) {
         uses.device = true;
         continue;
       }
@@ -122,9 +108,7 @@ BufferUses collectUses(Value buffer) {
         uses.unsupported = user;
         continue;
       }
-      HostAccess &access = uses.host[user];
-      access.reads = true;
-      access.writes |= !isa<memref::LoadOp>(user);
+      uses.host[user] |= !isa<memref::LoadOp>(user);
     }
   }
   return uses;
@@ -144,7 +128,7 @@ struct TofuGPUDeviceMemoryPass
 LogicalResult TofuGPUDeviceMemoryPass::placeOnDevice(Value buffer,
                                                      const BufferUses &uses) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
-  for (auto &[op, access] : uses.host) {
+  for (auto &[op, writes] : uses.host) {
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
       return op->emitOpError("tofu-gpu-device-memory: the host accesses a "
                              "device buffer of type ")
@@ -177,7 +161,7 @@ LogicalResult TofuGPUDeviceMemoryPass::placeOnDevice(Value buffer,
       operand.set(mapping.lookup(operand.get()));
     }
     b.setInsertionPointAfter(op);
-    if (access.writes)
+    if (writes)
       gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), buffer, host);
     memref::DeallocOp::create(b, loc, host);
   }
@@ -208,20 +192,18 @@ void TofuGPUDeviceMemoryPass::runOnOperation() {
     else if (auto func = dyn_cast<FunctionOpInterface>(op);
              func && !func.isExternal())
       llvm::append_range(external, func.getArguments());
-    else if (auto call = dyn_cast<func::CallOp>(op);
-             call && callsFunctionWithBody(call))
-      llvm::append_range(external, call.getResults());
+    else if (tofu::callsFunctionWithBody(op))
+      llvm::append_range(external, op->getResults());
   });
   llvm::erase_if(external, [](Value value) {
     return !isa<BaseMemRefType>(value.getType());
   });
 
   auto reportUnsupported = [](const BufferUses &uses) {
-    InFlightDiagnostic diag = uses.unsupported->emitOpError(
+    uses.unsupported->emitOpError(
         "tofu-gpu-device-memory: cannot place a buffer that this op uses "
         "(an op with regions, an alias of the buffer, a terminator that "
         "passes it on, or a copy of an unranked buffer)");
-    return diag;
   };
 
   // Device buffers: those that the GPU uses. The others stay in host memory.

@@ -29,9 +29,7 @@ bool tofu::isLibraryCall(Operation *op) {
          (op->hasAttr("tofu.library") || op->hasAttr(kStreamOrderedAttr));
 }
 
-/// Whether `op` calls a function of the module (with a body), which
-/// returns with its work queued on the stream.
-static bool callsFunctionWithBody(Operation *op) {
+bool tofu::callsFunctionWithBody(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
   if (!call)
     return false;
@@ -99,7 +97,7 @@ OpRole classify(Operation *op) {
       return OpRole::Memory;
   if (tofu::isLibraryCall(op))
     return OpRole::Library;
-  if (callsFunctionWithBody(op))
+  if (tofu::callsFunctionWithBody(op))
     return OpRole::Call;
   if (op->getNumRegions() > 0 && holdsOnlyLibraryCalls(op))
     return OpRole::Library;
@@ -141,7 +139,7 @@ void TofuGPUStreamOrderPass::orderBlock(Block &block, bool queuedBefore) {
   // touches memory: launches, library calls, allocations. A chain of
   // deallocations only does not: they hand blocks back to the runtime's
   // cache, and later work that reuses them is queued after them. Such a
-  // chain stays open across host ops and is waited for at the end.
+  // chain stays open across host ops (and across a function's return).
   bool chainHasWork = false;
   // Work that was queued outside this block's chain (by a caller, or by a
   // function that this block called) and that the host has not waited for.

@@ -51,6 +51,11 @@ inline constexpr llvm::StringLiteral kStreamOrderedAttr = "tofu.stream_ordered";
 /// queues both on its one stream.
 bool isLibraryCall(mlir::Operation *op);
 
+/// Whether `op` calls a function of the module that has a body: the
+/// callee works on device buffers as its caller does, and returns with its
+/// work queued on the runtime's stream.
+bool callsFunctionWithBody(mlir::Operation *op);
+
 /// Registers `tofu-gpu-pipeline` (docs/gpu.md).
 void registerTofuGPUPipeline();
 
