@@ -23,7 +23,10 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
 
     Buffers pass as unranked memrefs: the input through
     `bufferization.to_buffer`, the result as a fresh `memref.alloc` that
-    becomes a tensor again with `bufferization.to_tensor restrict`. The
+    becomes a tensor again with `bufferization.to_tensor restrict`. Each
+    call and its buffers sit in one `scf.execute_region no_inline`, so that
+    rewrites before bufferization (`cse`, code motion) cannot separate the
+    input's `to_buffer` from the call that reads it. The
     `shard.grid` symbols and every `tofu.*` and `tdl.*` attribute are then
     removed, so that the module runs under `mlir-runner`. A `shard` or
     `tofu` operation that is left is an error, never a silent success.
@@ -32,16 +35,20 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
     %1 = tofu.fetch %0 on @g shape [4] from [0, 2] to [2, 0]
         : tensor<2xf32> -> tensor<2xf32>
     // becomes
-    %b = bufferization.to_buffer %0 : ...
-    %m = memref.alloc() : memref<2xf32>
-    func.call @tofu_fetch(%bu, %mu, %src, %dst, %c4) : ...
-    %1 = bufferization.to_tensor %m restrict writable : ...
+    %1 = scf.execute_region -> tensor<2xf32> no_inline {
+      %m = memref.alloc() : memref<2xf32>
+      %b = bufferization.to_buffer %0 read_only : ...
+      func.call @tofu_fetch(%bu, %mu, %src, %dst, %c4) : ...
+      %t = bufferization.to_tensor %m restrict writable : ...
+      scf.yield %t : tensor<2xf32>
+    }
     ```
   }];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

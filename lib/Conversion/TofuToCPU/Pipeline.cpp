@@ -39,10 +39,9 @@ struct TofuCPUPipelineOptions
   Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse element-wise chains on tensors first "
-                     "(tofu-fuse-elementwise); only for modules without "
-                     "communication calls (tofu-run fuses before "
-                     "convert-tofu-to-mpi)"),
-      llvm::cl::init(false)};
+                     "(tofu-fuse-elementwise; the training driver is left "
+                     "as it is)"),
+      llvm::cl::init(true)};
   Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("f32 tanh, exp, expm1, log, log1p and erf as "
@@ -53,9 +52,7 @@ struct TofuCPUPipelineOptions
 
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
-  std::string text = options.fuseElementwise
-                         ? "tofu-fuse-elementwise,canonicalize,cse,"
-                         : "";
+  std::string text = options.fuseElementwise ? "tofu-fuse-elementwise," : "";
   text += "one-shot-bufferize{bufferize-function-boundaries "
                      "allow-return-allocs-from-loops},"
                      // buffer-deallocation-pipeline, without the

@@ -11,6 +11,7 @@
 #include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -43,10 +44,22 @@ FailureOr<int64_t> typeCode(Operation *op, Type element) {
 }
 
 /// Allocates the result buffer, calls `callee` with the input, the result
-/// and `extra` arguments, and returns the result as a tensor.
+/// and `extra` arguments (constants), and returns the result as a tensor.
+///
+/// The input's buffer view, the call and the result live in one
+/// `scf.execute_region no_inline`. Outside of it, `to_buffer` is a pure op
+/// that `cse` merges with an identical one earlier in the block, or that
+/// code motion moves: the runtime would then read a buffer that one-shot
+/// bufferization, which takes the tensor as read where its `to_buffer`
+/// stands, has already reused. In the region, the read stays at the call,
+/// whatever a compiler runs between this pass and bufferization.
 Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
                      StringRef callee, Value input, RankedTensorType result,
                      ArrayRef<Value> extra) {
+  auto region = scf::ExecuteRegionOp::create(b, loc, TypeRange{result});
+  region.setNoInline(true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&region.getRegion().emplaceBlock());
   auto memrefType = MemRefType::get(result.getShape(), result.getElementType());
   Value out = memref::AllocOp::create(b, loc, memrefType);
   Value in = getUnrankedView(b, loc, input);
@@ -57,9 +70,11 @@ Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
   func::FuncOp f =
       declareRuntimeFunction(module, callee, ValueRange(args).getTypes(), {});
   func::CallOp::create(b, loc, f, args);
-  return bufferization::ToTensorOp::create(b, loc, result, out,
-                                           /*restrict=*/true,
-                                           /*writable=*/true);
+  Value tensor = bufferization::ToTensorOp::create(b, loc, result, out,
+                                                   /*restrict=*/true,
+                                                   /*writable=*/true);
+  scf::YieldOp::create(b, loc, tensor);
+  return region.getResult(0);
 }
 
 /// The runtime function `base` for buffers of `element`: one declaration per

@@ -2,7 +2,8 @@
 
 // Tests that an all-gather over two grid axes calls the runtime with the
 // grid shape, the axes as a bit mask (3), the gathered dimension and the
-// element size, into a fresh result buffer, and that the grid is removed.
+// element size, into a fresh result buffer, in a region of its own, and
+// that the grid is removed.
 
 // CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @gather(
@@ -11,10 +12,12 @@
 // CHECK-DAG: %[[MASK:.*]] = arith.constant 3 : i64
 // CHECK-DAG: %[[DIM:.*]] = arith.constant 1 : i64
 // CHECK-DAG: %[[BYTES:.*]] = arith.constant 4 : i64
-// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x36xf32>
-// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only
+// CHECK: %[[R:.*]] = scf.execute_region -> tensor<2x36xf32> no_inline {
+// CHECK-NEXT: %[[OUT:.*]] = memref.alloc() : memref<2x36xf32>
+// CHECK-NEXT: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only
 // CHECK: call @tofu_all_gather(%{{.*}}, %{{.*}}, %{{.*}}, %[[MASK]], %[[DIM]], %[[BYTES]])
-// CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-NEXT: %[[T:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-NEXT: scf.yield %[[T]]
 // CHECK: return %[[R]]
 // CHECK: func.func private @tofu_all_gather(memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, i64, i64) attributes {llvm.emit_c_interface}
 shard.grid @g(shape = 2x3)
@@ -91,4 +94,34 @@ func.func @slice_inner(%x: tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x6xf32>
   %1 = shard.all_gather %x on @g gather_axis = 1
       : tensor<2x6xf32> -> tensor<2x6xf32>
   return %0, %1 : tensor<2x2xf32>, tensor<2x6xf32>
+}
+
+// -----
+
+// Tests that two reads of one tile keep their own buffer views after cse
+// and canonicalize: outside a region, cse merged the second `to_buffer`
+// into the first, and bufferization, which takes the tile as read at its
+// `to_buffer`, could then reuse the tile's buffer before the second call.
+
+// RUN: tofu-opt %s --convert-tofu-to-mpi --cse --canonicalize -split-input-file | FileCheck %s --check-prefix=CSE
+// CSE-LABEL: func.func @two_reads(
+// CSE-SAME: %[[X:.*]]: tensor<4xf32>
+// CSE: scf.execute_region -> tensor<4xf32> no_inline {
+// CSE: bufferization.to_buffer %[[X]] read_only
+// CSE: call @tofu_fetch(
+// CSE: linalg.add
+// CSE: scf.execute_region -> tensor<4xf32> no_inline {
+// CSE: bufferization.to_buffer %[[X]] read_only
+// CSE: call @tofu_fetch(
+shard.grid @g(shape = 2)
+func.func @two_reads(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tofu.fetch %x on @g shape [8] from [0, 4] to [4, 0]
+      : tensor<4xf32> -> tensor<4xf32>
+  %1 = linalg.add ins(%x, %0 : tensor<4xf32>, tensor<4xf32>)
+      outs(%x : tensor<4xf32>) -> tensor<4xf32>
+  %2 = tofu.fetch %x on @g shape [8] from [0, 4] to [4, 0]
+      : tensor<4xf32> -> tensor<4xf32>
+  %3 = linalg.add ins(%1, %2 : tensor<4xf32>, tensor<4xf32>)
+      outs(%1 : tensor<4xf32>) -> tensor<4xf32>
+  return %3 : tensor<4xf32>
 }
