@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Runtime/FetchPlan.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
 #include "RuntimeSupport.h"
@@ -26,6 +27,7 @@
 namespace {
 
 using namespace tofu::runtime;
+namespace fetch = tofu::fetch;
 
 MPI_Datatype mpiType(int64_t type) {
   switch (type) {
@@ -102,54 +104,7 @@ bool isContiguous(const View &v) {
   return true;
 }
 
-struct Box {
-  std::vector<int64_t> lo, hi; // inclusive
-  bool empty() const {
-    for (size_t d = 0; d < lo.size(); ++d)
-      if (hi[d] < lo[d])
-        return true;
-    return false;
-  }
-  Box intersect(const Box &o) const {
-    Box b{lo, hi};
-    for (size_t d = 0; d < lo.size(); ++d) {
-      b.lo[d] = std::max(lo[d], o.lo[d]);
-      b.hi[d] = std::min(hi[d], o.hi[d]);
-    }
-    return b;
-  }
-  std::vector<int64_t> sizes() const {
-    std::vector<int64_t> s(lo.size());
-    for (size_t d = 0; d < lo.size(); ++d)
-      s[d] = hi[d] - lo[d] + 1;
-    return s;
-  }
-  int64_t volume() const {
-    if (empty())
-      return 0;
-    int64_t n = 1;
-    for (int64_t s : sizes())
-      n *= s;
-    return n;
-  }
-  bool operator==(const Box &o) const { return lo == o.lo && hi == o.hi; }
-};
-
-std::vector<Box> getBoxes(const std::vector<int64_t> &offsets,
-                          const std::vector<int64_t> &sizes, int ranks) {
-  size_t rank = sizes.size();
-  if (offsets.size() != rank * ranks)
-    fatal("a fetch's offsets do not match the number of ranks");
-  std::vector<Box> boxes(ranks);
-  for (int r = 0; r < ranks; ++r)
-    for (size_t d = 0; d < rank; ++d) {
-      boxes[r].lo.push_back(offsets[r * rank + d]);
-      boxes[r].hi.push_back(offsets[r * rank + d] + sizes[d] - 1);
-    }
-  return boxes;
-}
-
-std::vector<int64_t> relative(const Box &b, const Box &origin) {
+std::vector<int64_t> relative(const fetch::Box &b, const fetch::Box &origin) {
   std::vector<int64_t> lo(b.lo.size());
   for (size_t d = 0; d < lo.size(); ++d)
     lo[d] = b.lo[d] - origin.lo[d];
@@ -345,57 +300,35 @@ void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
   ensureInitialized();
   State &s = state();
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
-  std::vector<Box> held = getBoxes(getInts(srcOffsets), in.sizes, s.size);
-  std::vector<Box> wanted = getBoxes(getInts(dstOffsets), out.sizes, s.size);
-  // Distinct held regions with their owners. They are disjoint, so every
-  // wanted element has one region; a receiver that does not own it gets it
-  // from owner (receiver mod owners), which both sides can compute.
-  std::vector<Box> regions;
-  std::vector<std::vector<int>> owners;
-  for (int r = 0; r < s.size; ++r) {
-    auto it = std::find(regions.begin(), regions.end(), held[r]);
-    if (it == regions.end()) {
-      regions.push_back(held[r]);
-      owners.push_back({r});
-    } else {
-      owners[it - regions.begin()].push_back(r);
-    }
-  }
-  auto sourceOf = [&](int receiver, size_t region) {
-    const std::vector<int> &o = owners[region];
-    if (std::find(o.begin(), o.end(), receiver) != o.end())
-      return receiver;
-    return o[receiver % o.size()];
-  };
+  std::vector<int64_t> heldOffsets = getInts(srcOffsets),
+                       wantedOffsets = getInts(dstOffsets);
+  if (heldOffsets.size() != in.sizes.size() * s.size ||
+      wantedOffsets.size() != out.sizes.size() * s.size)
+    fatal("a fetch's offsets do not match the number of ranks");
+  std::vector<fetch::Box> held = fetch::getBoxes(heldOffsets, in.sizes, s.size);
+  std::vector<fetch::Box> wanted =
+      fetch::getBoxes(wantedOffsets, out.sizes, s.size);
+  // The plan every runtime executes (FetchPlan.h): this rank packs its
+  // parts for each receiver in plan order, and unpacks what it receives in
+  // the same order.
+  std::vector<fetch::Part> parts = fetch::planFetch(held, wanted);
   int me = s.rank;
   int64_t eb = elementBytes;
-  // What this rank sends to each receiver, packed region by region.
   std::vector<std::vector<char>> sendBuffers(s.size), recvBuffers(s.size);
-  for (int w = 0; w < s.size; ++w) {
-    if (w == me)
-      continue;
-    for (size_t j = 0; j < regions.size(); ++j) {
-      Box part = wanted[w].intersect(regions[j]);
-      if (part.empty() || sourceOf(w, j) != me)
-        continue;
-      std::vector<char> &buf = sendBuffers[w];
-      size_t at = buf.size();
-      buf.resize(at + part.volume() * eb);
-      pack(in, relative(part, held[me]), part.sizes(), buf.data() + at);
-    }
-  }
   int64_t received = 0;
-  for (size_t j = 0; j < regions.size(); ++j) {
-    Box part = wanted[me].intersect(regions[j]);
-    if (part.empty())
-      continue;
-    int from = sourceOf(me, j);
-    if (from == me) {
-      copyBox(in, relative(part, held[me]), out, relative(part, wanted[me]),
-              part.sizes());
-    } else {
-      recvBuffers[from].resize(recvBuffers[from].size() + part.volume() * eb);
-      received += part.volume();
+  for (const fetch::Part &p : parts) {
+    int64_t bytes = p.box.volume() * eb;
+    if (p.source == me && p.receiver == me) {
+      copyBox(in, relative(p.box, held[me]), out, relative(p.box, wanted[me]),
+              p.box.sizes());
+    } else if (p.source == me) {
+      std::vector<char> &buf = sendBuffers[p.receiver];
+      size_t at = buf.size();
+      buf.resize(at + bytes);
+      pack(in, relative(p.box, held[me]), p.box.sizes(), buf.data() + at);
+    } else if (p.receiver == me) {
+      recvBuffers[p.source].resize(recvBuffers[p.source].size() + bytes);
+      received += p.box.volume();
     }
   }
   std::vector<MPI_Request> requests;
@@ -416,14 +349,12 @@ void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
   TOFU_MPI_CHECK(
       MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE));
   std::vector<size_t> cursor(s.size, 0);
-  for (size_t j = 0; j < regions.size(); ++j) {
-    Box part = wanted[me].intersect(regions[j]);
-    int from = part.empty() ? me : sourceOf(me, j);
-    if (from == me)
+  for (const fetch::Part &p : parts) {
+    if (p.receiver != me || p.source == me)
       continue;
-    unpack(out, relative(part, wanted[me]), part.sizes(),
-           recvBuffers[from].data() + cursor[from]);
-    cursor[from] += part.volume() * eb;
+    unpack(out, relative(p.box, wanted[me]), p.box.sizes(),
+           recvBuffers[p.source].data() + cursor[p.source]);
+    cursor[p.source] += p.box.volume() * eb;
   }
   s.fetchBytes += double(received) * eb;
 }
