@@ -804,6 +804,10 @@ LogicalResult Differentiator::run() {
     return emitFunctionError(func, "tofu-autodiff: functions with more than "
                                    "one block "
                           "(control flow) are not supported");
+  if (func.getNumResults() && func.getResultAttr(0, attrs::kLoss))
+    return emitFunctionError(func, "tofu-autodiff: the function is already a "
+                                   "training step (its first result is a "
+                                   "tofu.loss); run tofu-autodiff once");
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!ret)
@@ -1027,6 +1031,14 @@ struct TofuAutodiffPass
         train = cast<func::FuncOp>(builder.clone(*func));
       }
       train.setName((func.getName() + "_train").str());
+      // The names the remark showed become the names of the step's files
+      // (weights, data, checkpoints): an argument written %w0 in the source
+      // is 'w0' there too, not 'arg<N>'.
+      for (unsigned i = 0; i < train.getNumArguments(); ++i)
+        if (!train.getArgAttr(i, attrs::kName))
+          if (std::string name = tofu::getArgumentName(func, i); !name.empty())
+            train.setArgAttr(i, attrs::kName,
+                             StringAttr::get(train.getContext(), name));
       if (failed(Differentiator(train, *weights).run()))
         return signalPassFailure();
       ++differentiated;

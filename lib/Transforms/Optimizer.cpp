@@ -17,6 +17,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
 
 namespace tofu {
 #define GEN_PASS_DEF_TOFUOPTIMIZER
@@ -63,6 +66,13 @@ public:
   Location loc;
 };
 
+/// `v` as printf's %g writes it (-0.1, nan, 1).
+std::string formatNumber(double v) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", v);
+  return text;
+}
+
 Value constant(OpBuilder &b, Location loc, Type type, double v) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
 }
@@ -79,10 +89,29 @@ struct TofuOptimizerPass
           << kind << "' (expected sgd, momentum or adam)";
       return signalPassFailure();
     }
-    bool found = false;
+    for (auto [name, value] :
+         {std::pair{"lr", double(learningRate)}, std::pair{"eps", double(epsilon)}})
+      if (!(value > 0) || !std::isfinite(value)) {
+        mlir::emitError(getOperation().getLoc(), "tofu-optimizer: ")
+            << name << " must be positive and finite, not "
+            << formatNumber(value);
+        return signalPassFailure();
+      }
+    for (auto [name, value] : {std::pair{"momentum", double(momentum)},
+                               std::pair{"beta1", double(beta1)},
+                               std::pair{"beta2", double(beta2)}})
+      if (!(value >= 0 && value < 1)) {
+        mlir::emitError(getOperation().getLoc(), "tofu-optimizer: ")
+            << name << " must be in [0, 1), not "
+            << formatNumber(value);
+        return signalPassFailure();
+      }
+    bool found = false, updated = false;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        updated |= bool(func.getResultAttr(i, attrs::kUpdatedArg));
       bool isStep = false;
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         isStep |= bool(func.getResultAttr(i, attrs::kGradientOfArg));
@@ -92,9 +121,15 @@ struct TofuOptimizerPass
       if (failed(rewrite(func)))
         return signalPassFailure();
     }
-    if (!found) {
-      mlir::emitError(getOperation().getLoc(), "tofu-optimizer: no training step found (run "
-                               "tofu-autodiff first)");
+    if (!found && updated) {
+      mlir::emitError(getOperation().getLoc(),
+                      "tofu-optimizer: the step already has an optimizer (its "
+                      "results update its weights); run tofu-optimizer once");
+      signalPassFailure();
+    } else if (!found) {
+      mlir::emitError(getOperation().getLoc(),
+                      "tofu-optimizer: no training step found (run "
+                      "tofu-autodiff first)");
       signalPassFailure();
     }
   }

@@ -10,6 +10,7 @@
 #include "tofu/PlanIO/PlanIO.h"
 #include "tofu/Transforms/GraphImport.h"
 #include "tofu/Transforms/Passes.h"
+#include "tofu/Transforms/ReportOutput.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -119,18 +120,8 @@ TofuSearchPass::writeFile(func::FuncOp func, const std::string &path,
                           llvm::function_ref<std::string()> text) {
   if (path.empty() || path == "none")
     return success();
-  if (path == "-") {
-    llvm::errs() << text();
-    return success();
-  }
-  std::string name = withSuffix(path, suffix);
-  std::error_code ec;
-  llvm::raw_fd_ostream os(name, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return mlir::emitError(func.getLoc(), "tofu-search: cannot write '")
-           << name << "': " << ec.message();
-  os << text();
-  return success();
+  return writeReport(func, "tofu-search",
+                     path == "-" ? path : withSuffix(path, suffix), text());
 }
 
 LogicalResult TofuSearchPass::searchFunction(func::FuncOp func,

@@ -9,6 +9,8 @@ import importlib
 import os
 import sys
 
+from tofu import cli
+
 # name: (module, what it does)
 COMMANDS = {
     "models": ("tofu.models",
@@ -49,4 +51,5 @@ def main(argv=None, prog="python3 -m tofu"):
 
 if __name__ == "__main__":
     # build/bin/tofu names itself with TOFU_PROG.
-    sys.exit(main(prog=os.environ.get("TOFU_PROG", "python3 -m tofu")))
+    cli.run_main(lambda: main(prog=os.environ.get("TOFU_PROG",
+                                                  "python3 -m tofu")))

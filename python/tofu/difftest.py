@@ -53,9 +53,12 @@ import itertools
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+
+from tofu import cli
 
 # The CPU lowering of tofu-run (docs/cpu.md): matrix products as OpenBLAS
 # calls into the runtime, the rest as loops.
@@ -67,6 +70,39 @@ def ranks_of(devices):
     for part in devices.split("x"):
         n *= int(part)
     return n
+
+
+def options_problem(args):
+    """What is wrong with the options, found before anything runs, or
+    None."""
+    grid = args.devices.split("x")
+    if not all(n.isdigit() and int(n) >= 1 for n in grid):
+        return (f"--devices takes a number of devices or a grid such as 2x2, "
+                f"not '{args.devices}'")
+    if args.steps < 1:
+        return "--steps must be at least 1"
+    if args.int_bound < 1:
+        return "--int-bound must be at least 1"
+    if not args.rtol > 0:
+        return "--rtol must be positive"
+    if args.model.endswith(".mlir") and not os.path.isfile(args.model):
+        return f"--model: no such file {args.model}"
+    for option, tool in (("--tofu-opt", args.tofu_opt),
+                         ("--mlir-runner", args.mlir_runner)):
+        problem = cli.tool_problem(option, tool)
+        if problem:
+            return problem
+    if not os.path.isfile(args.runtime):
+        return (f"--runtime: no such file {args.runtime}; it must name "
+                "libtofu_runtime_cpu.so (in build/lib)")
+    for lib in args.runner_libs.split(","):
+        if lib and not os.path.isfile(lib):
+            return f"--runner-libs: no such file {lib}"
+    if args.runner_preload and not os.path.isfile(args.runner_preload):
+        return f"--runner-preload: no such file {args.runner_preload}"
+    if shutil.which("mpiexec") is None:
+        return "no mpiexec on PATH; the ranks run under MPI (e.g. Open MPI)"
+    return None
 
 
 def run(cmd, stdin=None, what=""):
@@ -171,7 +207,8 @@ def main(argv=None):
                     help="default: $TOFU_MLIR_RUNNER or mlir-runner")
     ap.add_argument("--runtime", default=env("TOFU_RUNTIME"),
                     required=not env("TOFU_RUNTIME"),
-                    help="libtofu_runtime_cpu.so (default: $TOFU_RUNTIME)")
+                    help="the CPU runtime, libtofu_runtime_cpu.so of the "
+                    "build (build/lib; default: $TOFU_RUNTIME)")
     ap.add_argument("--runner-libs", default=env("TOFU_RUNNER_LIBS", ""),
                     help="comma-separated mlir-runner support libraries "
                          "(default: $TOFU_RUNNER_LIBS)")
@@ -183,6 +220,10 @@ def main(argv=None):
                     "--runtime needs (default: $TOFU_RUNNER_PRELOAD)")
     ap.add_argument("--report", action="store_true",
                     help="print the plan's report first")
+    ap.add_argument("--rewrite", default="",
+                    help="comma-separated tofu-opt passes run between "
+                    "convert-tofu-to-mpi and tofu-cpu-pipeline, as an "
+                    "embedding compiler might (e.g. cse,canonicalize)")
     ap.add_argument("--perturb-fetch", action="store_true")
     ap.add_argument("--perturb-collective", action="store_true")
     ap.add_argument("--drop-reduction", action="store_true")
@@ -191,6 +232,9 @@ def main(argv=None):
                     help="whether the plan's program_bytes must equal what "
                     "the program moves ('report' only prints a difference)")
     args = ap.parse_args(argv)
+    problem = options_problem(args)
+    if problem:
+        ap.error(problem)
 
     # A file is read by tofu-opt itself, so that arguments keep the names
     # they have in it (`inputs=x` in --autodiff).
@@ -234,7 +278,9 @@ def main(argv=None):
         low = run([args.tofu_opt, "-",
                    f"--tofu-train-driver=steps={args.steps} reference=1 "
                    f"int-bound={args.int_bound}",
-                   "--convert-tofu-to-mpi"] + LOWER, spmd,
+                   "--convert-tofu-to-mpi"] +
+                  [f"--{p}" for p in args.rewrite.split(",") if p] + LOWER,
+                  spmd,
                   "tofu-opt (driver and lowering)").stdout
         low_file = os.path.join(tmp, "step.mlir")
         with open(low_file, "w") as f:
@@ -294,4 +340,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.run_main(main)

@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 
-from tofu import models, safetensors, twins
+from tofu import cli, models, safetensors, twins
 
 MODEL = dict(layers=2, hidden=64, batch=64, features=64, classes=10)
 TEST_IMAGES = 360
@@ -61,11 +61,25 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mpiexec", default="mpiexec")
     args = ap.parse_args(argv)
-    import torch
-    os.makedirs(args.out, exist_ok=True)
-    path = lambda name: os.path.join(args.out, name)
+    for option in ("ranks", "steps"):
+        if getattr(args, option) < 1:
+            ap.error(f"--{option} must be at least 1")
     tofu_opt = os.path.join(args.build, "bin", "tofu-opt")
     tofu_run = os.path.join(args.build, "bin", "tofu-run")
+    for tool in (tofu_opt, tofu_run):
+        if not os.path.isfile(tool):
+            ap.error(f"--build: no {tool}; give the build directory")
+    problem = cli.tool_problem("--mpiexec", args.mpiexec)
+    if problem:
+        ap.error(problem)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error(f"--out: {args.out} is not a directory")
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as err:
+        ap.error(f"--out: cannot create {args.out}: {err.strerror}")
+    import torch
+    path = lambda name: os.path.join(args.out, name)
 
     train_x, train_y, test_x, test_y = load_split(args.seed)
     classes = MODEL["classes"]
@@ -151,4 +165,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.run_main(main)

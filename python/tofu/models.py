@@ -19,6 +19,7 @@ import re
 import sys
 from math import prod
 
+from tofu import cli
 from tofu.ir import FuncBuilder
 
 
@@ -281,7 +282,7 @@ MODELS = [
           "AlexNet: five convolutions with max pools and three dense layers, "
           "softmax cross-entropy",
           {"batch": _BATCH,
-           "image": _IMAGE,
+           "image": _IMAGE + " (at least 63)",
            "classes": _CLASSES,
            "width": "multiplies the channels of every convolution",
            "narrow": "divides the channels of every convolution",
@@ -290,7 +291,7 @@ MODELS = [
           "VGG-16: thirteen 3x3 convolutions with max pools and three dense "
           "layers, softmax cross-entropy",
           {"batch": _BATCH,
-           "image": _IMAGE,
+           "image": _IMAGE + " (at least 32)",
            "classes": _CLASSES,
            "width": "multiplies the channels of every convolution",
            "narrow": "divides the channels of every convolution",
@@ -416,6 +417,42 @@ def model_parser(prog, name, model, name_defaults):
     return parser
 
 
+# The smallest image whose last max pool still keeps a pixel.
+SMALLEST_IMAGE = {alexnet: 63, vgg16: 32}
+
+
+def options_problem(model, name_defaults, options):
+    """What is wrong with the sizes of `model`, selected by a name that sets
+    `name_defaults` and given `options`, or None. Every option is a size of
+    at least 1."""
+    if model.pattern:
+        # find_model gives the sizes of a name in the order of the letters.
+        letters = model.pattern.split("-")[1:]
+        for letter, (opt, value) in zip(letters, name_defaults.items()):
+            if value < 1:
+                return (f"{letter} in {model.pattern} (--{opt}) must be at "
+                        "least 1")
+    for opt, value in options.items():
+        if opt == "stages":
+            if min(value) < 1:
+                return "--stages: every stage needs at least 1 block"
+        elif value < 1:
+            return f"--{opt} must be at least 1"
+    values = {**option_defaults(model, name_defaults), **options}
+    if model.builder is transformer and values["hidden"] % values["heads"]:
+        return (f"--heads ({values['heads']}) must divide --hidden "
+                f"({values['hidden']})")
+    smallest = SMALLEST_IMAGE.get(model.builder)
+    if smallest and values["image"] < smallest:
+        return f"--image must be at least {smallest} for {model.name}"
+    # The narrowest convolution of AlexNet and VGG-16 has 64 x width / narrow
+    # channels.
+    if smallest and values["narrow"] > 64 * values["width"]:
+        return (f"--narrow must be at most 64 x --width "
+                f"({64 * values['width']})")
+    return None
+
+
 def print_usage(prog, out):
     out.write(f"usage: {prog} NAME [options] [-o FILE]\n"
               f"       {prog} NAME --help      the options of model NAME\n"
@@ -462,6 +499,11 @@ def main(argv=None, prog="python3 -m tofu.models"):
         except ValueError:
             raise SystemExit(f"{prog} {name}: error: --stages takes "
                              f"comma-separated integers, not '{stages}'")
+    problem = options_problem(model, name_defaults, options)
+    if problem is None and args.output:
+        problem = cli.output_problem(args.output)
+    if problem:
+        raise SystemExit(f"{prog} {name}: error: {problem}")
     depth = options.get("depth", name_defaults.get("depth", 50))
     if model.builder is wresnet and not stages and depth not in WRESNET_STAGES:
         raise SystemExit(f"{prog} {name}: error: depth {depth} has no stages; "
@@ -472,12 +514,16 @@ def main(argv=None, prog="python3 -m tofu.models"):
         raise SystemExit(f"error: {err}")
     text = b.finish(loss)
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
+        try:
+            with open(args.output, "w") as f:
+                f.write(text)
+        except OSError as err:
+            raise SystemExit(f"{prog} {name}: error: cannot write "
+                             f"{args.output}: {err.strerror}")
     else:
         sys.stdout.write(text)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.run_main(main)

@@ -24,6 +24,8 @@ import json
 import re
 import sys
 
+from tofu import cli
+
 
 def num_elements(shape):
     n = 1
@@ -223,4 +225,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.run_main(main)

@@ -319,4 +319,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from tofu import cli
+    cli.run_main(main)

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 
-from tofu import exports, models, safetensors, twins
+from tofu import cli, exports, models, safetensors, twins
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 
@@ -255,4 +255,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.run_main(main)

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-from tofu import models
+from tofu import cli, models
 
 TWIN_MODELS = ("mlp", "rnn", "wresnet", "transformer")
 
@@ -474,6 +474,9 @@ def _parse_model_options(prog, name, rest, extra):
                if getattr(args, k, None) is not None}
     if isinstance(options.get("stages"), str):
         options["stages"] = [int(s) for s in options["stages"].split(",")]
+    problem = models.options_problem(model, name_defaults, options)
+    if problem:
+        raise SystemExit(f"{prog} {name}: error: {problem}")
     return name, options, args
 
 
@@ -506,4 +509,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.run_main(main)

@@ -96,6 +96,10 @@ struct IOState {
   int64_t saveEvery = 0, steps = 0, startStep = 0;
   /// The names tofu_io_load asked for, to find unexpected tensors.
   std::set<std::string> loaded;
+  /// The first data tensor read, and its samples: every data tensor must
+  /// have as many (sample i of one goes with sample i of the others).
+  std::string firstData;
+  int64_t firstDataSamples = 0;
   std::vector<std::string> errors;
   std::vector<PendingTile> pending;
   Fault fault;
@@ -231,6 +235,16 @@ void batch(TofuUnrankedMemRef *nameRef, TofuUnrankedMemRef *tile,
     leave("tensor '" + name + "' of '" + file.path + "' is " +
           st::getDTypeName(tensor->dtype) + " " + formatShape(tensor->shape) +
           ", the step expects " + expected);
+  if (s.firstData.empty()) {
+    s.firstData = name;
+    s.firstDataSamples = tensor->shape[0];
+  } else if (tensor->shape[0] != s.firstDataSamples) {
+    leave("the data tensors of '" + file.path +
+          "' have different numbers of samples: '" + s.firstData + "' has " +
+          std::to_string(s.firstDataSamples) + ", '" + name + "' has " +
+          std::to_string(tensor->shape[0]) +
+          "; sample i of each goes with sample i of the others");
+  }
   // Row i of this rank's tile is sample (step * batch + lo[0] + i) mod n.
   View v = getView(tile, bytesOf(type));
   int64_t samples = tensor->shape[0], rows = v.sizes[0];

@@ -317,3 +317,15 @@ func.func @pad_value(%w: tensor<3xf32> {tofu.weight}) -> tensor<f32> {
   } -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A function that is already a training step (tofu-autodiff given twice).
+// expected-error @+1 {{tofu-autodiff: the function is already a training step (its first result is a tofu.loss); run tofu-autodiff once}}
+func.func @twice(%w: tensor<4xf32> {tofu.weight})
+    -> (tensor<f32> {tofu.loss}, tensor<4xf32> {tofu.grad_of_arg = 0 : i64}) {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  return %i, %w : tensor<f32>, tensor<4xf32>
+}

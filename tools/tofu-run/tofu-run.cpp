@@ -239,15 +239,23 @@ static std::string findRuntime(const char *argv0, std::string &tried,
 
 /// The training step that tofu-train-driver drives: --func, or the function
 /// whose first result has tofu.loss.
-static func::FuncOp findStep(ModuleOp module) {
-  if (!funcName.empty())
-    return module.lookupSymbol<func::FuncOp>(funcName);
-  // As tofu-train-driver: the unpartitioned reference also returns a loss.
+/// The training steps of `module`, as tofu-train-driver finds them: the
+/// functions whose first result is a loss, but the unpartitioned reference
+/// that tofu-partition keeps.
+static SmallVector<func::FuncOp> getSteps(ModuleOp module) {
+  SmallVector<func::FuncOp> steps;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal() && !func.getSymName().ends_with("_reference") &&
         func.getNumResults() && func.getResultAttr(0, "tofu.loss"))
-      return func;
-  return nullptr;
+      steps.push_back(func);
+  return steps;
+}
+
+static func::FuncOp findStep(ModuleOp module) {
+  if (!funcName.empty())
+    return module.lookupSymbol<func::FuncOp>(funcName);
+  SmallVector<func::FuncOp> steps = getSteps(module);
+  return steps.empty() ? nullptr : steps.front();
 }
 
 /// Brackets every call of the step in @main with a runtime's step timer
@@ -570,6 +578,14 @@ int main(int argc, char **argv) {
                 llvm::Twine(unsigned(steps)) + ")");
   if (intBound < 1 || intBound > (uint64_t(1) << 31))
     return fail("--int-bound must be in [1, 2^31]");
+  if (!inputFile.getNumOccurrences() && ::isatty(0))
+    return fail("no training step given: name its file, as in tofu-run "
+                "step.mlir --steps 3 (--help lists the options)");
+  if (warmup > 0 && !timing && !onGPU)
+    return fail("--warmup leaves steps out of the step time: give --timing "
+                "too");
+  if (gpuLowerOnly && !onGPU)
+    return fail("--gpu-lower-only prints the GPU lowering: give --gpu too");
   if (inputFile == "-" && ranks > 1)
     return fail("cannot read the step from stdin with " + llvm::Twine(ranks) +
                 " ranks (mpiexec gives stdin to rank 0 only): write it to a "
@@ -635,6 +651,23 @@ int main(int argc, char **argv) {
   for (const std::string *path : {&initFile, &dataFile, &resumeFile})
     if (!path->empty() && !llvm::sys::fs::exists(*path))
       return fail("no such file: " + *path);
+  // Files written during the run must not be files the run reads (a
+  // checkpoint may go where --resume read one).
+  for (auto [option, path] : {std::pair{"--save", &saveFile},
+                              std::pair{"--log", &logFile}})
+    for (auto [readOption, read] :
+         {std::pair{"the step's file", &inputFile.getValue()},
+          std::pair{"--init", &initFile.getValue()},
+          std::pair{"--data", &dataFile.getValue()},
+          std::pair{"--resume", &resumeFile.getValue()}}) {
+      bool same = false;
+      if (path->empty() || read->empty() || *read == "-" ||
+          (path == &saveFile && read == &resumeFile.getValue()) ||
+          llvm::sys::fs::equivalent(*path, *read, same) || !same)
+        continue;
+      return fail(llvm::Twine(option) + " " + *path + " would overwrite " +
+                  readOption + "; choose another file");
+    }
   // Files written during the run: their directory must take them now, not
   // after the compilation, when the runtime could only abort.
   for (auto [option, path] : {std::pair{"--save", &saveFile},
@@ -655,6 +688,23 @@ int main(int argc, char **argv) {
   if (onGPU && reference)
     return fail("--gpu runs an unpartitioned step; --reference needs a "
                 "partitioned one");
+  if (module->lookupSymbol("main"))
+    return fail(inputFile + " already has a training driver (@main): give "
+                "tofu-run the step itself, as tofu-opt wrote it before "
+                "--tofu-train-driver and --convert-tofu-to-mpi");
+  if (SmallVector<func::FuncOp> found = getSteps(*module);
+      funcName.empty() && found.size() > 1) {
+    SmallVector<std::string> names;
+    for (func::FuncOp f : found)
+      names.push_back("@" + f.getSymName().str());
+    return fail(inputFile + " has " + llvm::Twine(found.size()) +
+                " training steps (" + llvm::join(names, ", ") +
+                "): choose one with --func");
+  }
+  if (reference && !isPartitioned(*module))
+    return fail("--reference compares a partitioned step with the "
+                "unpartitioned one it was made from, but this step is not "
+                "partitioned (tofu-opt --tofu-partition)");
   if (ranks > 1 && !isPartitioned(*module))
     return fail("the step is not partitioned, but runs on " +
                 llvm::Twine(ranks) +
@@ -719,14 +769,11 @@ int main(int argc, char **argv) {
         (libraryCalls ? "1" : "0") +
         (libraryReport && rank == 0 ? " report=-" : "") + "}";
     PassManager lower(&context);
-    // Element-wise fusion runs on the step's tensors after the driver is
-    // built (its initial values follow the step's unfused ops: the fan-in
-    // of a weight) and before the step's communication becomes calls on
-    // buffers (rewriting the tensor program after convert-tofu-to-mpi, cse
-    // alone, broke a partitioned step; docs/cpu.md).
-    if (failed(parsePassPipeline(
-            driver + ",tofu-fuse-elementwise,convert-tofu-to-mpi",
-            pm, llvm::errs())) ||
+    // tofu-cpu-pipeline fuses element-wise chains first: after the driver
+    // is built, whose initial values follow the step's unfused ops (the
+    // fan-in of a weight; docs/cpu.md).
+    if (failed(parsePassPipeline(driver + ",convert-tofu-to-mpi", pm,
+                                 llvm::errs())) ||
         failed(pm.run(*module)) ||
         (timing && failed(addStepTimer(
                        *module, module->lookupSymbol<func::FuncOp>(stepName),

@@ -326,21 +326,6 @@ LogicalResult tofu::lowerLibraryCalls(
   return success();
 }
 
-LogicalResult tofu::writeReport(ModuleOp module, StringRef pass,
-                                StringRef output, StringRef text) {
-  if (output == "-") {
-    llvm::errs() << text;
-    return success();
-  }
-  std::error_code ec;
-  llvm::raw_fd_ostream file(output, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return module.emitError(pass)
-           << ": cannot write '" << output << "': " << ec.message();
-  file << text;
-  return success();
-}
-
 bool tofu::isProductOp(linalg::LinalgOp op) {
   return matchGemm(op) || matchConvolution(op);
 }

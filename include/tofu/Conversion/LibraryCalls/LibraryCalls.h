@@ -15,6 +15,7 @@
 
 #include "tofu/Conversion/LibraryCalls/ConvPattern.h"
 #include "tofu/Conversion/LibraryCalls/GemmPattern.h"
+#include "tofu/Transforms/ReportOutput.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -151,11 +152,6 @@ struct LibraryCallEntries {
 mlir::LogicalResult lowerLibraryCalls(
     mlir::ModuleOp module, llvm::StringRef pass,
     llvm::function_ref<LibraryCallEntries(mlir::Type)> entriesFor);
-
-/// Writes a backend report's `text` to `output` ('-' for stderr); an
-/// error on `module`, naming `pass`, when the file cannot be written.
-mlir::LogicalResult writeReport(mlir::ModuleOp module, llvm::StringRef pass,
-                                llvm::StringRef output, llvm::StringRef text);
 
 } // namespace tofu
 

@@ -33,6 +33,7 @@
 #include "tofu/Partition/Search.h"
 #include "tofu/PlanIO/PlanIO.h"
 #include "tofu/Transforms/GraphImport.h"
+#include "tofu/Transforms/ReportOutput.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 #include "tofu/Transforms/TrainingSignature.h"
 
@@ -954,6 +955,9 @@ struct TofuPartitionPass
 
 private:
   LogicalResult partitionFunction(func::FuncOp func);
+
+  /// The byte reports of the functions, for `report`.
+  std::string reportText;
 };
 
 } // namespace
@@ -961,13 +965,14 @@ private:
 /// Prints the plan's bytes next to the generated program's, itemised per
 /// tensor where they differ.
 static void writeBytesReport(StringRef func, const PlanOnIR &plan,
-                             const std::map<std::string, double> &generated) {
+                             const std::map<std::string, double> &generated,
+                             llvm::raw_ostream &os) {
   double total = 0;
   for (auto &[name, bytes] : generated)
     total += bytes;
-  llvm::errs() << llvm::formatv(
-      "tofu-partition @{0}: plan {1:F0} B/step, program model {3:F0} "
-      "B/step, generated {2:F0} B/step\n",
+  os << llvm::formatv(
+      "tofu-partition @{0}: cost-model bytes {1:F0} B/step, program bytes "
+      "{3:F0} B/step, generated {2:F0} B/step\n",
       func, plan.totalBytes, total, plan.programBytes);
   std::vector<std::tuple<double, std::string, double, double, double>> rows;
   std::map<std::string, double> all = plan.bytesPerTensor;
@@ -986,9 +991,9 @@ static void writeBytesReport(StringRef func, const PlanOnIR &plan,
   }
   std::sort(rows.begin(), rows.end());
   if (!rows.empty())
-    llvm::errs() << "  tensor      plan B   model B  generated B\n";
+    os << "  tensor   cost-model B  program B  generated B\n";
   for (auto &[key, name, planned, modelled, made] : rows)
-    llvm::errs() << llvm::formatv("  {0,-8} {1,10:F0} {2,9:F0} {3,12:F0}\n",
+    os << llvm::formatv("  {0,-8} {1,10:F0} {2,9:F0} {3,12:F0}\n",
                                   name, planned, modelled, made);
 }
 
@@ -1056,8 +1061,10 @@ LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {
     emitRemark(func.getLoc(), "tofu-partition: ")
         << count << " '" << name
         << "' operation(s) run replicated on whole inputs";
-  if (!report.empty())
-    writeBytesReport(func.getSymName(), *plan, partitioner.generatedBytes);
+  if (!report.empty()) {
+    llvm::raw_string_ostream os(reportText);
+    writeBytesReport(func.getSymName(), *plan, partitioner.generatedBytes, os);
+  }
   std::string name = func.getSymName().str();
   spmd->setAttr(kPlan, func->getAttr(kPlan));
   func.erase();
@@ -1076,6 +1083,17 @@ void TofuPartitionPass::runOnOperation() {
     return signalPassFailure();
   }
   for (func::FuncOp func : funcs)
+    if (getOperation().lookupSymbol((func.getSymName() + "_grid").str())) {
+      func.emitError("tofu-partition: @")
+          << func.getSymName() << " is already partitioned (the module has @"
+          << func.getSymName() << "_grid); partition the step once";
+      return signalPassFailure();
+    }
+  reportText.clear();
+  for (func::FuncOp func : funcs)
     if (failed(partitionFunction(func)))
       return signalPassFailure();
+  if (!report.empty() &&
+      failed(writeReport(getOperation(), "tofu-partition", report, reportText)))
+    return signalPassFailure();
 }

@@ -18,6 +18,11 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
   auto plan = func->getAttrOfType<DictionaryAttr>(kPlan);
   auto devices = plan ? plan.getAs<StringAttr>("devices") : StringAttr();
   auto steps = plan ? plan.getAs<ArrayAttr>("steps") : ArrayAttr();
+  if (devices && steps && steps.empty())
+    return mlir::emitError(func.getLoc(), "tofu-partition: the plan is for ")
+           << "devices=" << devices.getValue()
+           << ": one device has nothing to partition; run the step as it is, "
+              "or search with more devices";
   if (!devices || !steps || steps.empty())
     return mlir::emitError(func.getLoc(), "tofu-partition: the plan attribute '")
            << kPlan << "' needs 'devices' and 'steps'; run tofu-search first";

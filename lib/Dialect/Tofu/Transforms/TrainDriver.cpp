@@ -170,17 +170,23 @@ void TofuTrainDriverPass::runOnOperation() {
     }
   }
   if (!step) {
+    if (!funcName.empty()) {
+      mlir::emitError(module.getLoc(), "tofu-train-driver: no function @")
+          << funcName;
+      return signalPassFailure();
+    }
     mlir::emitError(module.getLoc(),
-                    "tofu-train-driver: no training step found (")
-        << (funcName.empty() ? std::string("a function whose first result "
-                                           "has tofu.loss")
-                             : "@" + funcName)
-        << ")";
+                    "tofu-train-driver: no training step (a function whose "
+                    "first result is a tofu.loss): build one from a forward "
+                    "model with tofu-opt --tofu-train-pipeline, or "
+                    "--tofu-autodiff --tofu-optimizer");
     return signalPassFailure();
   }
   if (module.lookupSymbol("main")) {
     mlir::emitError(module.getLoc(),
-                    "tofu-train-driver: the module already has @main");
+                    "tofu-train-driver: the module already has @main (a "
+                    "driver); give the step as it was before "
+                    "tofu-train-driver");
     return signalPassFailure();
   }
   func::FuncOp reference = module.lookupSymbol<func::FuncOp>(
@@ -257,6 +263,21 @@ void TofuTrainDriverPass::runOnOperation() {
           << " that it updates";
       return signalPassFailure();
     }
+
+  // A step that returns gradients but updates nothing would train with the
+  // same loss forever.
+  bool hasWeights = llvm::any_of(llvm::seq(step.getNumArguments()),
+                                 [&](unsigned i) {
+                                   return step.getArgAttr(i, attrs::kWeight);
+                                 });
+  if (hasWeights && llvm::none_of(feeds, [](int f) { return f >= 0; })) {
+    mlir::emitError(step.getLoc(), "tofu-train-driver: @")
+        << step.getSymName()
+        << " updates none of its weights (no result has tofu.updated_arg): "
+           "add the optimizer with tofu-opt --tofu-optimizer, or build the "
+           "step with --tofu-train-pipeline";
+    return signalPassFailure();
+  }
 
   bool initOrResume = !initFile.empty() || !resumeFile.empty();
   bool io = initOrResume || !dataFile.empty() || !saveFile.empty();

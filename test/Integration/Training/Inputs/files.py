@@ -13,6 +13,8 @@
     files.py drop FILE NAME OUT         FILE without tensor NAME
     files.py rename FILE NAME NEW OUT   FILE with tensor NAME renamed
     files.py reshape FILE NAME OUT      FILE with tensor NAME flattened
+    files.py head FILE NAME N OUT       FILE with the first N samples of
+                                        tensor NAME only
 
 Standard library only.
 """
@@ -94,6 +96,14 @@ def main(argv):
                 return 1
         print(f"files: {len(a)} tensors agree within {rtol:g} "
               f"(largest relative norm {worst:.3g})")
+    elif command == "head":
+        # head FILE NAME N OUT: NAME keeps its first N samples.
+        tensors = safetensors.load(argv[2])
+        dtype, shape, values = tensors[argv[3]]
+        n = int(argv[4])
+        tensors[argv[3]] = (dtype, [n] + shape[1:],
+                            values[:n * count(shape[1:])])
+        safetensors.save(argv[5], tensors)
     elif command in ("drop", "rename", "reshape"):
         tensors = safetensors.load(argv[2])
         name = argv[3]

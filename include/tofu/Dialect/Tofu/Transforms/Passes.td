@@ -58,8 +58,9 @@ def TofuPartition : Pass<"tofu-partition", "mlir::ModuleOp"> {
     Option<"keepReference", "keep-reference", "bool", /*default=*/"true",
            "Keep the unpartitioned function as @<name>_reference">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
-           "'-' prints the plan's bytes per step next to the generated "
-           "program's, itemised per tensor where they differ">,
+           "Write the plan's bytes per step next to the generated "
+           "program's, itemised per tensor where they differ, to this file "
+           "('-' for stderr)">,
     Option<"verifyPlan", "verify-plan", "bool", /*default=*/"false",
            "Re-evaluate the plan under the cost model and reject plans "
            "outside the search space (always done with 'report')">,
