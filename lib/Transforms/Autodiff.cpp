@@ -1031,14 +1031,6 @@ struct TofuAutodiffPass
         train = cast<func::FuncOp>(builder.clone(*func));
       }
       train.setName((func.getName() + "_train").str());
-      // The names the remark showed become the names of the step's files
-      // (weights, data, checkpoints): an argument written %w0 in the source
-      // is 'w0' there too, not 'arg<N>'.
-      for (unsigned i = 0; i < train.getNumArguments(); ++i)
-        if (!train.getArgAttr(i, attrs::kName))
-          if (std::string name = tofu::getArgumentName(func, i); !name.empty())
-            train.setArgAttr(i, attrs::kName,
-                             StringAttr::get(train.getContext(), name));
       if (failed(Differentiator(train, *weights).run()))
         return signalPassFailure();
       ++differentiated;

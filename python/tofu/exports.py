@@ -3,8 +3,8 @@
 `models/torch-mlir-style/*.mlir` are written in the form torch-mlir's
 TorchToLinalg emits for a PyTorch module. Here is the module of each
 export with a loss, and how its parameters map to the export's arguments:
-`tofu-autodiff` names each argument after its name in the export (`%w0`),
-and `tofu-run --list-inputs` prints those names. `python3 -m tofu.torchcheck --export
+`tofu-run --list-inputs` names an argument without `tofu.name` `arg<N>`,
+N being its position in `@forward`. `python3 -m tofu.torchcheck --export
 NAME` trains the module in PyTorch and the export in tofu-run from the
 same files and compares them.
 
@@ -22,7 +22,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _twin_class(torch):
     class ExportTwin(torch.nn.Module):
         """A module with the interface of tofu.twins' twins: `params` maps
-        the export's argument names to the module's parameters,
+        the export's argument names (arg<N>) to the module's parameters,
         `data_names` lists the data arguments in `@forward` order, and
         calling it with the data returns the loss."""
 
@@ -58,10 +58,10 @@ def mlp_loss(torch, dtype):
     tdtype = torch.float64 if dtype == "f64" else torch.float32
     module = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(),
                                  torch.nn.Linear(8, 3)).to(tdtype)
-    weights = {"w0": "0.weight", "b0": "0.bias", "w1": "2.weight",
-               "b1": "2.bias"}
+    weights = {"arg1": "0.weight", "arg2": "0.bias", "arg3": "2.weight",
+               "arg4": "2.bias"}
     loss = lambda m, x, target: torch.nn.functional.mse_loss(m(x), target)
-    return _twin_class(torch)("mlp-loss", module, weights, ["x", "target"],
+    return _twin_class(torch)("mlp-loss", module, weights, ["arg0", "arg5"],
                               loss)
 
 

@@ -12,6 +12,7 @@
 #include "RuntimeSupport.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -24,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 struct ProgressLog {
   int64_t every = 1, steps = 0, samplesPerStep = 0;
   FILE *jsonl = nullptr;
-  bool started = false;
+  bool started = false, warnedNonFinite = false;
   Clock::time_point start, lastPrint, lastStep;
   int64_t lastPrintedStep = -1;
 };
@@ -64,6 +65,16 @@ void tofu_print_loss(int64_t step, double loss, int64_t hasReference,
   if (tofu_rank() != 0)
     return;
   ProgressLog &log = progress();
+  // Training on after the loss overflowed only prints nan: say once why.
+  if (!std::isfinite(loss) && !log.warnedNonFinite) {
+    log.warnedNonFinite = true;
+    std::fprintf(stderr,
+                 "tofu runtime: the loss of step %lld is %g: training "
+                 "diverged; lower the learning rate (tofu-run --lr, or "
+                 "tofu-optimizer's lr) or check the data\n",
+                 (long long)step, loss);
+    std::fflush(stderr);
+  }
   Clock::time_point now = Clock::now();
   if (!log.started) {
     // A driver that does not open the log: every step, no speed.

@@ -739,6 +739,11 @@ bool tofu::safetensors::parseHeader(const uint8_t *data, size_t size,
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i)
     n = (n << 8) | data[i];
+  if (size > 8 && data[8] != '{') {
+    error = "not a safetensors file: the 8-byte header length is not "
+            "followed by a JSON header";
+    return false;
+  }
   if (n > size - 8) {
     error = "the header length " + std::to_string(n) +
             " is larger than the rest of the file (" +

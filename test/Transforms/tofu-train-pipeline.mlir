@@ -11,13 +11,12 @@
 // Tests that the pipeline inlines calls to functions of the module (a
 // StableHLO-to-linalg export calls a private @relu), removes the callee,
 // appends the loss, differentiates every float argument but the input,
-// names the arguments as the source does (for weight and data files),
 // adds the optimizer, describes every operation and puts a plan on it.
 
 // CHECK-NOT:   func.func private @relu
 // CHECK-LABEL: func.func @forward_train(
-// CHECK-SAME:    %{{.*}}: tensor<16x8xf32> {tofu.name = "x", tofu.tiling = [{{.*}}]},
-// CHECK-SAME:    %{{.*}}: tensor<8x4xf32> {tofu.name = "w", tofu.tiling = [{{.*}}], tofu.weight},
+// CHECK-SAME:    %{{.*}}: tensor<16x8xf32> {tofu.tiling = [{{.*}}]},
+// CHECK-SAME:    %{{.*}}: tensor<8x4xf32> {tofu.tiling = [{{.*}}], tofu.weight},
 // CHECK-SAME:    %{{.*}}: tensor<16x4xf32> {tofu.input, tofu.name = "labels", tofu.tiling = [{{.*}}]})
 // CHECK-SAME:    -> (tensor<f32> {tofu.loss}, tensor<8x4xf32> {tofu.updated_arg = 1 : i64})
 // CHECK-SAME:    tofu.plan
