@@ -213,14 +213,21 @@ def main(argv=None):
             print(f"{path}: not a tofu plan", file=sys.stderr)
             return 2
         plans.append((path, plan))
-    if args.command == "compare":
-        return 0 if compare(plans) else 1
-    ok = True
-    for _, plan in plans:
-        if args.command == "check":
-            ok &= check(plan)
-        else:
-            summary(plan)
+    try:
+        if args.command == "compare":
+            return 0 if compare(plans) else 1
+        ok = True
+        for path, plan in plans:
+            if args.command == "check":
+                ok &= check(plan)
+            else:
+                summary(plan)
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        # A file that claims the format but lacks or garbles a field.
+        print(f"tofu plan: {path}: not a complete tofu plan "
+              f"({type(e).__name__}: {e}); write it with tofu-search "
+              "plan-out=FILE", file=sys.stderr)
+        return 2
     return 0 if ok else 1
 
 
