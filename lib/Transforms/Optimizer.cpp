@@ -89,8 +89,8 @@ struct TofuOptimizerPass
           << kind << "' (expected sgd, momentum or adam)";
       return signalPassFailure();
     }
-    for (auto [name, value] :
-         {std::pair{"lr", double(learningRate)}, std::pair{"eps", double(epsilon)}})
+    for (auto [name, value] : {std::pair{"lr", double(learningRate)},
+                               std::pair{"eps", double(epsilon)}})
       if (!(value > 0) || !std::isfinite(value)) {
         mlir::emitError(getOperation().getLoc(), "tofu-optimizer: ")
             << name << " must be positive and finite, not "
@@ -102,19 +102,18 @@ struct TofuOptimizerPass
                                std::pair{"beta2", double(beta2)}})
       if (!(value >= 0 && value < 1)) {
         mlir::emitError(getOperation().getLoc(), "tofu-optimizer: ")
-            << name << " must be in [0, 1), not "
-            << formatNumber(value);
+            << name << " must be in [0, 1), not " << formatNumber(value);
         return signalPassFailure();
       }
     bool found = false, updated = false;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      for (unsigned i = 0; i < func.getNumResults(); ++i)
-        updated |= bool(func.getResultAttr(i, attrs::kUpdatedArg));
       bool isStep = false;
-      for (unsigned i = 0; i < func.getNumResults(); ++i)
+      for (unsigned i = 0; i < func.getNumResults(); ++i) {
         isStep |= bool(func.getResultAttr(i, attrs::kGradientOfArg));
+        updated |= bool(func.getResultAttr(i, attrs::kUpdatedArg));
+      }
       if (!isStep)
         continue;
       found = true;

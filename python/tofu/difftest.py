@@ -101,7 +101,7 @@ def options_problem(args):
     if args.runner_preload and not os.path.isfile(args.runner_preload):
         return f"--runner-preload: no such file {args.runner_preload}"
     if shutil.which("mpiexec") is None:
-        return "no mpiexec on PATH; the ranks run under MPI (e.g. Open MPI)"
+        return "no mpiexec on PATH; the ranks run under MPI (MPICH: apt install mpich)"
     return None
 
 

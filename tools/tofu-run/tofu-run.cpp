@@ -237,8 +237,6 @@ static std::string findRuntime(const char *argv0, std::string &tried,
   return "";
 }
 
-/// The training step that tofu-train-driver drives: --func, or the function
-/// whose first result has tofu.loss.
 /// The training steps of `module`, as tofu-train-driver finds them: the
 /// functions whose first result is a loss, but the unpartitioned reference
 /// that tofu-partition keeps.
@@ -251,6 +249,8 @@ static SmallVector<func::FuncOp> getSteps(ModuleOp module) {
   return steps;
 }
 
+/// The training step that tofu-train-driver drives: --func, or the first
+/// of getSteps.
 static func::FuncOp findStep(ModuleOp module) {
   if (!funcName.empty())
     return module.lookupSymbol<func::FuncOp>(funcName);

@@ -8,6 +8,7 @@
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="lr=0.1" 2>&1 | FileCheck %s --check-prefix=LR
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="lr=-1" 2>&1 | FileCheck %s --check-prefix=NEGLR
 // RUN: not tofu-opt %s -split-input-file --tofu-train-driver="log-every=0" 2>&1 | FileCheck %s --check-prefix=LOGEVERY
+// RUN: not tofu-opt %s -split-input-file --tofu-train-driver --tofu-train-driver 2>&1 | FileCheck %s --check-prefix=TWICE
 
 // Tests that the driver range-checks its options on a valid step: no steps
 // at all (which used to crash with reference=1), too many steps, an empty
@@ -23,6 +24,7 @@
 // LR: tofu-train-driver: the step's learning rate is a constant; build it with tofu-optimizer{lr-arg=1} to set it at run time
 // NEGLR: tofu-train-driver: lr must be positive
 // LOGEVERY: tofu-train-driver: log-every must be at least 1
+// TWICE: tofu-train-driver: the module already has @main (a driver); give the step as it was before tofu-train-driver
 
 // expected-error @+1 {{tofu-train-driver: steps must be at least 1, not 0}}
 func.func @step(%w: tensor<4xf32> {tofu.weight}, %x: tensor<4xf32>)

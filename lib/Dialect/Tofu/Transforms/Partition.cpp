@@ -991,10 +991,11 @@ static void writeBytesReport(StringRef func, const PlanOnIR &plan,
   }
   std::sort(rows.begin(), rows.end());
   if (!rows.empty())
-    os << "  tensor   cost-model B  program B  generated B\n";
+    os << llvm::formatv("  {0,-8} {1,12} {2,10} {3,12}\n", "tensor",
+                        "cost-model B", "program B", "generated B");
   for (auto &[key, name, planned, modelled, made] : rows)
-    os << llvm::formatv("  {0,-8} {1,10:F0} {2,9:F0} {3,12:F0}\n",
-                                  name, planned, modelled, made);
+    os << llvm::formatv("  {0,-8} {1,12:F0} {2,10:F0} {3,12:F0}\n", name,
+                        planned, modelled, made);
 }
 
 LogicalResult TofuPartitionPass::partitionFunction(func::FuncOp func) {

@@ -23,7 +23,7 @@ FailureOr<PlanOnIR> tofu::readPlanOnIR(func::FuncOp func, bool evaluate) {
            << "devices=" << devices.getValue()
            << ": one device has nothing to partition; run the step as it is, "
               "or search with more devices";
-  if (!devices || !steps || steps.empty())
+  if (!devices || !steps)
     return mlir::emitError(func.getLoc(), "tofu-partition: the plan attribute '")
            << kPlan << "' needs 'devices' and 'steps'; run tofu-search first";
   std::string error;
