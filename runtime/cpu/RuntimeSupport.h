@@ -87,23 +87,31 @@ inline int64_t bytesOf(int64_t type) {
   fatal("unsupported element type");
 }
 
-/// Calls `f(offset in elements of the view, index)` for every element of
-/// the sub-box [lo, lo + sizes) of a view, in row-major order.
+/// Calls `f(offset in elements of the view, index, length)` for every row
+/// of the sub-box [lo, lo + sizes) of a view, in row-major order: a row is
+/// `length` elements along the innermost dimension (one element for a 0-d
+/// view), starting at that offset and at that row-major index in the box.
 template <typename F>
-void forEach(const View &v, const std::vector<int64_t> &lo,
-             const std::vector<int64_t> &sizes, F f) {
+void forEachRow(const View &v, const std::vector<int64_t> &lo,
+                const std::vector<int64_t> &sizes, F f) {
   size_t rank = sizes.size();
   for (int64_t s : sizes)
     if (s <= 0)
       return;
+  if (rank == 0) {
+    f(int64_t(0), int64_t(0), int64_t(1));
+    return;
+  }
+  int64_t length = sizes[rank - 1];
   std::vector<int64_t> idx(rank, 0);
   int64_t linear = 0;
   while (true) {
     int64_t offset = 0;
     for (size_t d = 0; d < rank; ++d)
       offset += (lo[d] + idx[d]) * v.strides[d];
-    f(offset, linear++);
-    size_t d = rank;
+    f(offset, linear, length);
+    linear += length;
+    size_t d = rank - 1;
     while (d > 0) {
       --d;
       if (++idx[d] < sizes[d])
@@ -112,9 +120,21 @@ void forEach(const View &v, const std::vector<int64_t> &lo,
       if (d == 0)
         return;
     }
-    if (rank == 0)
+    if (rank == 1)
       return;
   }
+}
+
+/// Calls `f(offset in elements of the view, index)` for every element of
+/// the sub-box [lo, lo + sizes) of a view, in row-major order.
+template <typename F>
+void forEach(const View &v, const std::vector<int64_t> &lo,
+             const std::vector<int64_t> &sizes, F f) {
+  int64_t step = v.strides.empty() ? 0 : v.strides.back();
+  forEachRow(v, lo, sizes, [&](int64_t offset, int64_t index, int64_t n) {
+    for (int64_t j = 0; j < n; ++j)
+      f(offset + j * step, index + j);
+  });
 }
 
 /// The threads of each library call (OpenBLAS, oneDNN): TOFU_NUM_THREADS,

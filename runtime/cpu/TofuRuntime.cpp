@@ -57,24 +57,42 @@ MPI_Op mpiOp(int64_t kind) {
   }
 }
 
-/// Copies the sub-box [lo, lo + sizes) of a view to or from a packed buffer.
+/// Copies `n` elements of `eb` bytes, `fromStride` and `toStride` elements
+/// apart: one memcpy when both are dense.
+void copyRow(const char *from, int64_t fromStride, char *to, int64_t toStride,
+             int64_t n, int64_t eb) {
+  if ((fromStride == 1 || n == 1) && (toStride == 1 || n == 1)) {
+    std::memcpy(to, from, n * eb);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j)
+    std::memcpy(to + j * toStride * eb, from + j * fromStride * eb, eb);
+}
+
+/// The stride of a view's innermost dimension (0 for a 0-d view).
+int64_t getInnerStride(const View &v) {
+  return v.strides.empty() ? 0 : v.strides.back();
+}
+
+/// Copies the sub-box [lo, lo + sizes) of a view to or from a packed buffer,
+/// a row at a time.
 void pack(const View &v, const std::vector<int64_t> &lo,
           const std::vector<int64_t> &sizes, char *out) {
-  int64_t eb = v.elementBytes;
-  forEach(v, lo, sizes, [&](int64_t off, int64_t i) {
-    std::memcpy(out + i * eb, v.data + off * eb, eb);
+  int64_t eb = v.elementBytes, stride = getInnerStride(v);
+  forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
+    copyRow(v.data + off * eb, stride, out + i * eb, 1, n, eb);
   });
 }
 void unpack(const View &v, const std::vector<int64_t> &lo,
             const std::vector<int64_t> &sizes, const char *in) {
-  int64_t eb = v.elementBytes;
-  forEach(v, lo, sizes, [&](int64_t off, int64_t i) {
-    std::memcpy(v.data + off * eb, in + i * eb, eb);
+  int64_t eb = v.elementBytes, stride = getInnerStride(v);
+  forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
+    copyRow(in + i * eb, 1, v.data + off * eb, stride, n, eb);
   });
 }
 
-/// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`, element
-/// by element (both views have the same element size).
+/// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`, a row
+/// at a time (both views have the same element size).
 void copyBox(const View &from, const std::vector<int64_t> &fromLo,
              const View &to, const std::vector<int64_t> &toLo,
              const std::vector<int64_t> &sizes) {
@@ -82,14 +100,17 @@ void copyBox(const View &from, const std::vector<int64_t> &fromLo,
   int64_t toBase = 0;
   for (size_t d = 0; d < sizes.size(); ++d)
     toBase += toLo[d] * to.strides[d];
-  forEach(from, fromLo, sizes, [&](int64_t off, int64_t i) {
-    // The row-major index i of the element, as an offset into `to`.
+  int64_t fromStride = getInnerStride(from), toStride = getInnerStride(to);
+  forEachRow(from, fromLo, sizes, [&](int64_t off, int64_t i, int64_t n) {
+    // The row-major index i of the row's first element, as an offset into
+    // `to`.
     int64_t rem = i, at = toBase;
     for (size_t d = sizes.size(); d-- > 0;) {
       at += (rem % sizes[d]) * to.strides[d];
       rem /= sizes[d];
     }
-    std::memcpy(to.data + at * eb, from.data + off * eb, eb);
+    copyRow(from.data + off * eb, fromStride, to.data + at * eb, toStride, n,
+            eb);
   });
 }
 
