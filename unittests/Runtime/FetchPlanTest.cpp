@@ -4,11 +4,14 @@
 // MultiFetch kernel execute must move exactly what Distribution.h (the
 // search's and tofu-partition's region arithmetic) says: every wanted
 // element from a rank that holds it, read at the right place of that rank's
-// tile, nothing a rank already holds, and Lemma 1's count in all.
+// tile, nothing a rank already holds, and Lemma 1's count in all; and the
+// copy kernel's arithmetic (CopyParts.h), run on the host, must deliver
+// every element to its place in any layout.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Partition/Distribution.h"
+#include "tofu/Runtime/CopyParts.h"
 #include "tofu/Runtime/FetchPlan.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +45,83 @@ std::vector<int64_t> coordinatesOf(const Box &box, int64_t offset) {
     offset /= shape[d];
   }
   return x;
+}
+
+/// Column-major strides with one element of padding per dimension (the
+/// source tiles), or row-major strides with two (the received tiles): the
+/// copy parts must follow any layout.
+std::vector<int64_t> getPaddedStrides(const Shape &shape, bool columnMajor) {
+  size_t n = shape.size();
+  std::vector<int64_t> strides(n, 1);
+  if (columnMajor)
+    for (size_t d = 1; d < n; ++d)
+      strides[d] = strides[d - 1] * (shape[d - 1] + 1);
+  else
+    for (size_t d = n; d-- > 1;)
+      strides[d - 1] = strides[d] * (shape[d] + 2);
+  return strides;
+}
+
+int64_t getSpan(const Shape &shape, const std::vector<int64_t> &strides) {
+  int64_t span = 1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    span += (shape[d] - 1) * strides[d];
+  return span;
+}
+
+/// Runs every receiver's MultiFetch on the host with the kernel's
+/// arithmetic (getMultiFetchParts, CopyParts.h): the held tiles, in padded
+/// column-major layouts, hold each element's row-major index in the
+/// tensor; every element of every received tile, in a padded row-major
+/// layout, must hold its own index afterwards.
+void checkMultiFetch(const RankBoxes &held, const RankBoxes &wanted,
+                     const std::vector<fetch::Part> &parts) {
+  size_t n = held[0].lo.size();
+  Shape extent(n, 0);
+  for (const RankBoxes *boxes : {&held, &wanted})
+    for (const Box &b : *boxes)
+      for (size_t d = 0; d < n; ++d)
+        extent[d] = std::max(extent[d], b.hi[d] + 1);
+  auto indexOf = [&](const std::vector<int64_t> &x) {
+    double index = 0;
+    for (size_t d = 0; d < n; ++d)
+      index = index * extent[d] + x[d];
+    return index;
+  };
+  std::vector<std::vector<double>> sources(held.size());
+  std::vector<fetch::Tile> tiles(held.size());
+  for (size_t r = 0; r < held.size(); ++r) {
+    Shape shape = getBoxShape(held[r]);
+    tiles[r].strides = getPaddedStrides(shape, /*columnMajor=*/true);
+    sources[r].assign(getSpan(shape, tiles[r].strides), -1.0);
+    for (int64_t i = 0; i < held[r].volume(); ++i) {
+      std::vector<int64_t> x = coordinatesOf(held[r], i);
+      sources[r][fetch::getTileOffset(tiles[r], toFetchBoxes({held[r]})[0],
+                                      x)] = indexOf(x);
+    }
+    tiles[r].data = reinterpret_cast<const char *>(sources[r].data());
+  }
+  std::vector<fetch::Box> h = toFetchBoxes(held), w = toFetchBoxes(wanted);
+  for (size_t r = 0; r < wanted.size(); ++r) {
+    Shape shape = getBoxShape(wanted[r]);
+    fetch::Tile target;
+    target.strides = getPaddedStrides(shape, /*columnMajor=*/false);
+    std::vector<double> received(getSpan(shape, target.strides), -2.0);
+    target.data = reinterpret_cast<const char *>(received.data());
+    std::vector<copy::Part> launch;
+    ASSERT_TRUE(fetch::getMultiFetchParts(parts, h, w, int(r), tiles, target,
+                                          sizeof(double), launch));
+    int64_t total = launch.empty() ? 0
+                                   : launch.back().begin +
+                                         copy::getVolume(launch.back());
+    EXPECT_EQ(total, wanted[r].volume()) << "rank " << r;
+    copy::copyOnHost(launch, total, sizeof(double));
+    for (int64_t i = 0; i < wanted[r].volume(); ++i) {
+      std::vector<int64_t> x = coordinatesOf(wanted[r], i);
+      EXPECT_EQ(received[fetch::getTileOffset(target, w[r], x)], indexOf(x))
+          << "rank " << r << " element " << i;
+    }
+  }
 }
 
 /// Checks the plan of `held` -> `wanted` element by element against
@@ -78,6 +158,7 @@ std::map<int, int64_t> checkPlan(const RankBoxes &held,
     }
   }
   EXPECT_EQ(moved, getReceivedElements(held, wanted));
+  checkMultiFetch(held, wanted, parts);
   return sent;
 }
 

@@ -31,6 +31,15 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
     removed, so that the module runs under `mlir-runner`. A `shard` or
     `tofu` operation that is left is an error, never a silent success.
 
+    With `runtime=gpu` the calls name the GPU collectives of
+    `include/tofu/Runtime/TofuCudaRuntime.h` instead (`tofu_gpu_fetch`,
+    `tofu_gpu_all_gather`, ...: the same arguments, on device buffers), and
+    each is tagged `tofu.library = "collective"` with
+    `tofu.device_operands = 2`: for
+    `tofu-gpu-pipeline` it is a library call whose first two operands (the
+    input and the result) are device buffers and whose others (the grid,
+    the offsets) are host constants, queued on the step's stream.
+
     ```mlir
     %1 = tofu.fetch %0 on @g shape [4] from [0, 2] to [2, 0]
         : tensor<2xf32> -> tensor<2xf32>
@@ -44,6 +53,12 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"runtime", "runtime", "std::string", /*default=*/"\"cpu\"",
+           "Whose collectives the calls name: cpu (the MPI runtime, "
+           "tofu_*) or gpu (the GPU collectives, tofu_gpu_*, on device "
+           "buffers)">
+  ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
     "::mlir::bufferization::BufferizationDialect",
@@ -87,6 +102,21 @@ def TofuEarlyDealloc : Pass<"tofu-early-dealloc"> {
     ```
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TofuInlineExecuteRegions : Pass<"tofu-inline-execute-regions"> {
+  let summary = "Inline single-block scf.execute_region ops, no_inline ones "
+                "too";
+  let description = [{
+    `convert-tofu-to-mpi` puts each communication call and its buffers in
+    an `scf.execute_region no_inline`, so that nothing run before
+    bufferization can separate the call from the read of its input. Once
+    the module is on buffers, the regions have done their work. The GPU
+    pipeline inlines them after bufferization, because
+    `tofu-gpu-device-memory` places only buffers whose every use it sees
+    (a buffer that a region yields is not one). Regions with several
+    blocks are left as they are.
+  }];
 }
 
 def TofuSimplifyDeallocs : Pass<"tofu-simplify-deallocs", "mlir::ModuleOp"> {

@@ -1,8 +1,10 @@
 //===- FetchPlan.h - Who sends which box of a fetch to whom -----*- C++ -*-===//
 //
 // The transfers of a `tofu.fetch`, the one plan every runtime executes: the
-// MPI runtime packs and sends its parts, and a MultiFetch kernel reads them
-// through unified addressing with the element mapping below. Header-only
+// MPI runtime packs and sends its parts, the NCCL runtime packs, sends and
+// unpacks them with the copy kernel, and a MultiFetch kernel reads them
+// through unified addressing (getMultiFetchParts, with CopyParts.h's
+// element mapping). Header-only
 // and free of MLIR and of MPI, so that each runtime and the unit tests
 // (against `Distribution.h`) include the same definition.
 //
@@ -16,6 +18,8 @@
 
 #ifndef TOFU_RUNTIME_FETCHPLAN_H
 #define TOFU_RUNTIME_FETCHPLAN_H
+
+#include "tofu/Runtime/CopyParts.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -151,6 +155,55 @@ mapElements(const std::vector<Part> &parts, const std::vector<Box> &held,
     }
   }
   return map;
+}
+
+/// A rank's tile in memory: the address of its first element and its
+/// strides, in elements.
+struct Tile {
+  const char *data = nullptr;
+  std::vector<int64_t> strides;
+};
+
+/// The offset, in elements, of the tensor coordinates `at` in `tile`,
+/// which holds `box`.
+inline int64_t getTileOffset(const Tile &tile, const Box &box,
+                             const std::vector<int64_t> &at) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < at.size(); ++d)
+    offset += (at[d] - box.lo[d]) * tile.strides[d];
+  return offset;
+}
+
+/// The copy parts of `receiver`'s MultiFetch (CopyParts.h): one per part
+/// of the plan that it receives, read from the source's tile in `tiles`
+/// (its own, or a peer's through unified addressing) and written to
+/// `target`, the receiver's wanted tile. False when a box has more
+/// dimensions than the kernel takes.
+inline bool getMultiFetchParts(const std::vector<Part> &parts,
+                               const std::vector<Box> &held,
+                               const std::vector<Box> &wanted, int receiver,
+                               const std::vector<Tile> &tiles,
+                               const Tile &target, int64_t elementBytes,
+                               std::vector<copy::Part> &launch) {
+  launch.clear();
+  for (const Part &p : parts) {
+    if (p.receiver != receiver)
+      continue;
+    const Tile &from = tiles[p.source];
+    const char *source =
+        from.data + getTileOffset(from, held[p.source], p.box.lo) *
+                        elementBytes;
+    char *to = const_cast<char *>(target.data) +
+               getTileOffset(target, wanted[receiver], p.box.lo) *
+                   elementBytes;
+    copy::Part part;
+    if (!copy::makePart(source, from.strides, to, target.strides,
+                        p.box.sizes(), part))
+      return false;
+    launch.push_back(part);
+  }
+  copy::numberParts(launch);
+  return true;
 }
 
 } // namespace tofu::fetch

@@ -100,6 +100,18 @@ BufferUses collectUses(Value buffer) {
         uses.device = true;
         continue;
       }
+      // A library call that takes buffers (a GPU collective of
+      // convert-tofu-to-mpi{runtime=gpu}): its first `tofu.device_operands`
+      // operands are device buffers, the others host constants it reads.
+      if (auto count = user->getAttrOfType<IntegerAttr>(tofu::kDeviceOperandsAttr);
+          count && tofu::isLibraryCall(user)) {
+        if ((int64_t)use.getOperandNumber() < count.getInt()) {
+          uses.device = true;
+          continue;
+        }
+        uses.host[user] |= false;
+        continue;
+      }
       bool aliases = llvm::any_of(user->getResultTypes(), [](Type type) {
         return isa<BaseMemRefType>(type);
       });

@@ -24,7 +24,7 @@ namespace {
 /// What one function (or the module) sends where.
 struct Counts {
   int64_t kernels = 0;
-  int64_t cublasCalls = 0, cudnnCalls = 0;
+  int64_t cublasCalls = 0, cudnnCalls = 0, collectiveCalls = 0;
   int64_t cublasFlops = 0, cudnnFlops = 0, generatedFlops = 0;
   /// Ops whose FLOPs are unknown (dynamic shapes).
   int64_t uncounted = 0;
@@ -33,6 +33,7 @@ struct Counts {
     kernels += o.kernels;
     cublasCalls += o.cublasCalls;
     cudnnCalls += o.cudnnCalls;
+    collectiveCalls += o.collectiveCalls;
     cublasFlops += o.cublasFlops;
     cudnnFlops += o.cudnnFlops;
     generatedFlops += o.generatedFlops;
@@ -47,6 +48,8 @@ struct Counts {
     os << "  kernels: " << kernels << "\n";
     os << "  cublas: " << cublasCalls << " calls, " << cublasFlops << " FLOP\n";
     os << "  cudnn: " << cudnnCalls << " calls, " << cudnnFlops << " FLOP\n";
+    if (collectiveCalls)
+      os << "  collectives: " << collectiveCalls << " calls\n";
     os << "  generated: " << generatedFlops << " FLOP\n";
     os << "  library share: " << llvm::format("%.2f", share) << "%\n";
     if (uncounted)
@@ -61,6 +64,11 @@ Counts countFunction(FunctionOpInterface func) {
       auto library = call->getAttrOfType<StringAttr>("tofu.library");
       if (!library)
         return;
+      // Communication (convert-tofu-to-mpi{runtime=gpu}) computes nothing.
+      if (library.getValue() == "collective") {
+        ++counts.collectiveCalls;
+        return;
+      }
       auto flops = call->getAttrOfType<IntegerAttr>("tofu.flops");
       if (!flops)
         ++counts.uncounted;
@@ -108,7 +116,8 @@ void TofuGPUReportPass::runOnOperation() {
     if (func.isExternal())
       continue;
     Counts counts = countFunction(func);
-    if (!counts.kernels && !counts.cublasCalls && !counts.cudnnCalls)
+    if (!counts.kernels && !counts.cublasCalls && !counts.cudnnCalls &&
+        !counts.collectiveCalls)
       continue;
     counts.print(os, ("@" + func.getName()).str());
     total.add(counts);

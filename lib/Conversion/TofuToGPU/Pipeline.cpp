@@ -65,6 +65,9 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map "
       "allow-return-allocs-from-loops},"
+      // The regions of the communication calls (convert-tofu-to-mpi),
+      // whose buffers tofu-gpu-device-memory places.
+      "tofu-inline-execute-regions,"
       // buffer-deallocation-pipeline, with the results of calls (the
       // steps of @main) freed on their own and every buffer freed after
       // its last use rather than at the end of its block.

@@ -27,6 +27,10 @@ using namespace tofu;
 
 namespace {
 
+/// The tags of a GPU collective's call (tofu-gpu-device-memory).
+constexpr llvm::StringLiteral kLibraryAttr = "tofu.library";
+constexpr llvm::StringLiteral kDeviceOperandsAttr = "tofu.device_operands";
+
 /// Element type codes of the runtime.
 constexpr int64_t kF32 = 0, kF64 = 1;
 
@@ -53,9 +57,12 @@ FailureOr<int64_t> typeCode(Operation *op, Type element) {
 /// bufferization, which takes the tensor as read where its `to_buffer`
 /// stands, has already reused. In the region, the read stays at the call,
 /// whatever a compiler runs between this pass and bufferization.
+///
+/// With `gpuTag`, the call is tagged as a library call of the GPU
+/// pipeline whose first two operands are device buffers.
 Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
                      StringRef callee, Value input, RankedTensorType result,
-                     ArrayRef<Value> extra) {
+                     ArrayRef<Value> extra, bool gpuTag) {
   auto region = scf::ExecuteRegionOp::create(b, loc, TypeRange{result});
   region.setNoInline(true);
   OpBuilder::InsertionGuard guard(b);
@@ -69,7 +76,11 @@ Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
   args.append(extra.begin(), extra.end());
   func::FuncOp f =
       declareRuntimeFunction(module, callee, ValueRange(args).getTypes(), {});
-  func::CallOp::create(b, loc, f, args);
+  auto call = func::CallOp::create(b, loc, f, args);
+  if (gpuTag) {
+    call->setAttr(kLibraryAttr, b.getStringAttr("collective"));
+    call->setAttr(kDeviceOperandsAttr, b.getI64IntegerAttr(2));
+  }
   Value tensor = bufferization::ToTensorOp::create(b, loc, result, out,
                                                    /*restrict=*/true,
                                                    /*writable=*/true);
@@ -136,6 +147,7 @@ Value getGroupIndex(ModuleOp module, OpBuilder &b, Location loc,
 
 struct ConvertTofuToMPIPass
     : public tofu::impl::ConvertTofuToMPIBase<ConvertTofuToMPIPass> {
+  using ConvertTofuToMPIBase::ConvertTofuToMPIBase;
   void runOnOperation() override;
 };
 
@@ -162,6 +174,20 @@ getGrid(Operation *op, FlatSymbolRefAttr name, ArrayRef<int16_t> axes) {
 
 void ConvertTofuToMPIPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (runtime != "cpu" && runtime != "gpu") {
+    module.emitError("convert-tofu-to-mpi: runtime must be cpu or gpu, not '")
+        << runtime << "'";
+    return signalPassFailure();
+  }
+  bool onGPU = runtime == "gpu";
+  // The collectives' entry points: tofu_<op> of the MPI runtime, or
+  // tofu_gpu_<op> of the GPU collectives.
+  std::string prefix = onGPU ? "tofu_gpu_" : "tofu_";
+  auto call = [&](OpBuilder &b, Location loc, StringRef callee, Value input,
+                  RankedTensorType result, ArrayRef<Value> extra) {
+    return callWithResult(module, b, loc, callee, input, result, extra,
+                          onGPU);
+  };
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     if (isa<FetchOp, shard::AllGatherOp, shard::AllToAllOp, shard::AllSliceOp,
@@ -181,17 +207,17 @@ void ConvertTofuToMPIPass::runOnOperation() {
       } else {
         // One declaration per element type, since the call's unranked
         // buffers name it; the runtime moves bytes either way.
-        std::string callee = "tofu_fetch";
+        std::string callee = prefix + "fetch";
         Type element = type.getElementType();
         if (!element.isF32()) {
           llvm::raw_string_ostream os(callee);
           os << "_" << element;
         }
         replacement =
-            callWithResult(module, b, loc, callee, fetch.getInput(), type,
-                           {getConstantInts(b, loc, fetch.getSrcOffsets()),
-                            getConstantInts(b, loc, fetch.getDstOffsets()),
-                            i64(b, loc, bytes)});
+            call(b, loc, callee, fetch.getInput(), type,
+                 {getConstantInts(b, loc, fetch.getSrcOffsets()),
+                  getConstantInts(b, loc, fetch.getDstOffsets()),
+                  i64(b, loc, bytes)});
       }
     } else if (isa<shard::AllGatherOp, shard::AllToAllOp, shard::AllSliceOp>(
                    op)) {
@@ -227,18 +253,18 @@ void ConvertTofuToMPIPass::runOnOperation() {
                                                      offsets, sizes, strides);
       } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
         auto callee =
-            getMoveCallee(op, "tofu_all_gather", type.getElementType());
+            getMoveCallee(op, prefix + "all_gather", type.getElementType());
         if (failed(callee))
           return signalPassFailure();
-        replacement = callWithResult(
-            module, b, loc, *callee, input, type,
+        replacement = call(
+            b, loc, *callee, input, type,
             {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
              i64(b, loc, gather.getGatherAxis().getSExtValue()),
              i64(b, loc, bytes)});
       } else {
         auto toAll = cast<shard::AllToAllOp>(op);
         auto callee =
-            getMoveCallee(op, "tofu_all_to_all", type.getElementType());
+            getMoveCallee(op, prefix + "all_to_all", type.getElementType());
         if (failed(callee))
           return signalPassFailure();
         if (toAll.getSplitAxis() == toAll.getConcatAxis()) {
@@ -247,8 +273,8 @@ void ConvertTofuToMPIPass::runOnOperation() {
                           "supported");
           return signalPassFailure();
         }
-        replacement = callWithResult(
-            module, b, loc, *callee, input, type,
+        replacement = call(
+            b, loc, *callee, input, type,
             {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
              i64(b, loc, toAll.getSplitAxis().getSExtValue()),
              i64(b, loc, toAll.getConcatAxis().getSExtValue()),
@@ -264,8 +290,8 @@ void ConvertTofuToMPIPass::runOnOperation() {
         op->emitOpError("convert-tofu-to-mpi: the element type changes");
         return signalPassFailure();
       }
-      replacement = callWithResult(
-          module, b, loc, "tofu_all_reduce", reduce.getInput(), type,
+      replacement = call(
+          b, loc, prefix + "all_reduce", reduce.getInput(), type,
           {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
            i64(b, loc, (int64_t)reduce.getReduction()), i64(b, loc, *code)});
     } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
@@ -279,8 +305,8 @@ void ConvertTofuToMPIPass::runOnOperation() {
                         "grid axes is not supported");
         return signalPassFailure();
       }
-      replacement = callWithResult(
-          module, b, loc, "tofu_reduce_scatter", scatter.getInput(), type,
+      replacement = call(
+          b, loc, prefix + "reduce_scatter", scatter.getInput(), type,
           {getConstantInts(b, loc, grid->first),
            i64(b, loc, scatter.getGridAxes()[0]),
            i64(b, loc, scatter.getScatterAxis().getSExtValue()),
@@ -316,7 +342,9 @@ void ConvertTofuToMPIPass::runOnOperation() {
   // The driver's tag is a unit attribute, which parses anywhere.
   auto isOurs = [](NamedAttribute a) {
     return (a.getName().strref().starts_with("tofu.") &&
-            a.getName() != tofu::attrs::kDriver) ||
+            a.getName() != tofu::attrs::kDriver &&
+            a.getName() != kLibraryAttr &&
+            a.getName() != kDeviceOperandsAttr) ||
            a.getName().strref().starts_with("tdl.");
   };
   module.walk([&](Operation *op) {

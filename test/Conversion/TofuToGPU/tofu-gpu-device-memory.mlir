@@ -140,3 +140,37 @@ func.func @driver(%i: index) -> f32 {
   memref.dealloc %r : memref<4xf32>
   return %v : f32
 }
+
+// -----
+
+// Tests a GPU collective (convert-tofu-to-mpi{runtime=gpu}): its first
+// `tofu.device_operands` operands, the input and the result, are device
+// buffers that it takes as they are (no host copy); its other buffer
+// operand, the grid, is a host constant that stays in host memory.
+
+// CHECK-LABEL: func.func @collective
+// CHECK-SAME: (%[[X:.*]]: memref<2x6xf32>)
+// CHECK-DAG: %[[GRID:.*]] = memref.get_global @grid : memref<1xi64>
+// CHECK-DAG: %[[OUT:.*]] = gpu.alloc () : memref<4x6xf32>
+// CHECK-DAG: %[[XU:.*]] = memref.cast %[[X]] : memref<2x6xf32> to memref<*xf32>
+// CHECK-DAG: %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<4x6xf32> to memref<*xf32>
+// CHECK-DAG: %[[GRIDU:.*]] = memref.cast %[[GRID]] : memref<1xi64> to memref<*xi64>
+// CHECK: call @tofu_gpu_all_gather(%[[XU]], %[[OUTU]], %[[GRIDU]],
+// CHECK-NOT: gpu.memcpy
+// CHECK: return %[[OUT]]
+memref.global "private" constant @grid : memref<1xi64> = dense<2>
+func.func private @tofu_gpu_all_gather(memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, i64, i64)
+func.func @collective(%x: memref<2x6xf32>) -> memref<4x6xf32> {
+  %grid = memref.get_global @grid : memref<1xi64>
+  %out = memref.alloc() : memref<4x6xf32>
+  %xu = memref.cast %x : memref<2x6xf32> to memref<*xf32>
+  %outu = memref.cast %out : memref<4x6xf32> to memref<*xf32>
+  %gridu = memref.cast %grid : memref<1xi64> to memref<*xi64>
+  %c1 = arith.constant 1 : i64
+  %c0 = arith.constant 0 : i64
+  %c4 = arith.constant 4 : i64
+  call @tofu_gpu_all_gather(%xu, %outu, %gridu, %c1, %c0, %c4)
+      {tofu.device_operands = 2 : i64, tofu.library = "collective"}
+      : (memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, i64, i64) -> ()
+  return %out : memref<4x6xf32>
+}

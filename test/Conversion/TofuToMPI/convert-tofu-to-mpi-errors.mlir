@@ -35,3 +35,4 @@ func.func @same_dim(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
       concat_axis = 0 : tensor<2x6xf32> -> tensor<2x6xf32>
   return %0 : tensor<2x6xf32>
 }
+

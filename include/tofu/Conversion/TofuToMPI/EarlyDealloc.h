@@ -11,6 +11,7 @@ namespace tofu {
 #define GEN_PASS_DECL_TOFUEARLYDEALLOC
 #define GEN_PASS_DECL_TOFUSPLITCALLDEALLOCS
 #define GEN_PASS_DECL_TOFUSIMPLIFYDEALLOCS
+#define GEN_PASS_DECL_TOFUINLINEEXECUTEREGIONS
 #include "tofu/Conversion/Passes.h.inc"
 
 } // namespace tofu
