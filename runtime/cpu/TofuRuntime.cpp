@@ -693,6 +693,15 @@ void tofu_print_difference(double difference, double normDifference) {
   }
 }
 
+void tofu_count_received_bytes(int64_t kind, double bytes) {
+  State &s = state();
+  double *counts[5] = {&s.fetchBytes, &s.allGatherBytes, &s.allToAllBytes,
+                       &s.reduceScatterBytes, &s.allReduceBytes};
+  if (kind < 0 || kind > 4)
+    fatal("tofu_count_received_bytes: unknown collective");
+  *counts[kind] += bytes;
+}
+
 void tofu_print_statistics(int64_t steps) {
   ensureInitialized();
   State &s = state();

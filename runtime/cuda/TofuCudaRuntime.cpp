@@ -109,6 +109,21 @@ struct Device {
 
 std::mutex deviceMutex;
 int requestedOrdinal = 0;
+bool ordinalRequested = false;
+
+/// The device of a process that mpiexec started with others on its node:
+/// its rank on the node (MPICH's Hydra sets MPI_LOCALRANKID, Open MPI
+/// OMPI_COMM_WORLD_LOCAL_RANK) modulo the number of devices, so that one
+/// process runs on each GPU; device 0 outside mpiexec.
+int getLocalOrdinal() {
+  const char *local = std::getenv("MPI_LOCALRANKID");
+  if (!local)
+    local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  int count = 0;
+  if (!local || cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 1)
+    return 0;
+  return std::atoi(local) % count;
+}
 Device *currentDevice = nullptr;
 
 /// Set by an exit handler that runs before the driver's own teardown.
@@ -144,6 +159,8 @@ Device &getDevice() {
       // that the driver and the CUDA runtime register, and certainly
       // before the executable's destructors (run after every exit handler).
       std::atexit(markExiting);
+      if (!ordinalRequested)
+        d->ordinal = getLocalOrdinal();
       TOFU_CU_CHECK(cuDeviceGet(&d->device, d->ordinal));
       TOFU_CU_CHECK(cuDevicePrimaryCtxRetain(&d->context, d->device));
       TOFU_CU_CHECK(cuCtxSetCurrent(d->context));
@@ -952,6 +969,7 @@ extern "C" void mgpuSetDefaultDevice(int32_t device) {
   if (currentDevice && currentDevice->ordinal != device)
     misuse("mgpuSetDefaultDevice", "the device is already in use");
   requestedOrdinal = device;
+  ordinalRequested = true;
 }
 
 //===----------------------------------------------------------------------===//

@@ -110,8 +110,10 @@ static llvm::cl::opt<uint64_t> intBound(
     llvm::cl::init(2),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool>
-    onGPU("gpu", llvm::cl::desc("Run the unpartitioned step on the GPU "
-                                "(tofu-gpu-pipeline, CUDA runtime) and print "
+    onGPU("gpu", llvm::cl::desc("Run the step on the GPU "
+                                "(tofu-gpu-pipeline, CUDA runtime; a "
+                                "partitioned step under mpiexec, one "
+                                "process per GPU, through NCCL) and print "
                                 "the median step time"),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<unsigned>
@@ -432,7 +434,7 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
 
 /// The CUDA runtime next to the executable `argv0`; exits with a message
 /// unless it is there, loads and finds a GPU.
-static std::string requireGPU(const char *argv0) {
+static std::string requireGPU(const char *argv0, bool collectives) {
   auto fail = [](const llvm::Twine &why) {
     llvm::errs() << "tofu-run: --gpu: no usable GPU: " << why << "\n";
     std::exit(1);
@@ -457,6 +459,15 @@ static std::string requireGPU(const char *argv0) {
   char why[256] = "";
   if (probe(why, sizeof(why)) < 1)
     fail(why);
+  using HasCollectives = int32_t (*)();
+  auto hasCollectives = reinterpret_cast<HasCollectives>(
+      runtime.getAddressOfSymbol("tofu_gpu_has_collectives"));
+  if (collectives && (!hasCollectives || hasCollectives() != 1)) {
+    llvm::errs() << "tofu-run: --gpu: a partitioned step needs the GPU "
+                    "collectives, and this build has none (NCCL, nvcc or MPI "
+                    "was not found when it was configured)\n";
+    std::exit(1);
+  }
   return library;
 }
 
@@ -615,8 +626,6 @@ int main(int argc, char **argv) {
     return fail("cannot read the step from stdin with " + llvm::Twine(ranks) +
                 " ranks (mpiexec gives stdin to rank 0 only): write it to a "
                 "file and pass its path");
-  if (ranks > 1 && onGPU)
-    return fail("--gpu runs one process; start it without mpiexec");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
@@ -711,8 +720,8 @@ int main(int argc, char **argv) {
                   ": it is a directory");
   }
   if (onGPU && reference)
-    return fail("--gpu runs an unpartitioned step; --reference needs a "
-                "partitioned one");
+    return fail("--gpu does not take --reference yet: compare the losses "
+                "with those of the same step on the CPU");
   if (module->lookupSymbol("main"))
     return fail(inputFile + " already has a training driver (@main): give "
                 "tofu-run the step itself, as tofu-opt wrote it before "
@@ -742,7 +751,7 @@ int main(int argc, char **argv) {
                 "executable; give --emit-executable PATH too");
   std::string cudaRuntime;
   if (onGPU && !gpuLowerOnly && emitExecutable.empty())
-    cudaRuntime = requireGPU(argv[0]);
+    cudaRuntime = requireGPU(argv[0], isPartitioned(*module));
   if (!emitExecutable.empty()) {
     if (ranks > 1)
       return fail("--emit-executable compiles; run it on one rank");
@@ -807,13 +816,14 @@ int main(int argc, char **argv) {
         failed(lower.run(*module)))
       return 1;
   } else {
-    if (isPartitioned(*module))
-      return fail("--gpu runs unpartitioned steps only (the module has shard "
-                  "or tofu ops)");
+    // A partitioned step's communication calls the GPU collectives
+    // (Collectives.cpp: NCCL, one process per GPU under mpiexec).
+    std::string communication =
+        isPartitioned(*module) ? ",convert-tofu-to-mpi{runtime=gpu}" : "";
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
     PassManager lower(&context);
-    if (failed(parsePassPipeline(driver, pm, llvm::errs())) ||
+    if (failed(parsePassPipeline(driver + communication, pm, llvm::errs())) ||
         failed(pm.run(*module)) ||
         failed(addStepTimer(*module,
                             module->lookupSymbol<func::FuncOp>(stepName),

@@ -17,6 +17,7 @@
 #ifndef TOFU_RUNTIME_COPYPARTS_H
 #define TOFU_RUNTIME_COPYPARTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <vector>

@@ -12,7 +12,8 @@
 //   setup and teardown.
 //
 // All work runs in the primary context of one device (device 0 unless
-// mgpuSetDefaultDevice chose another). Every CUDA driver, runtime, cuBLAS
+// mgpuSetDefaultDevice chose another; under mpiexec, the process's rank on
+// its node modulo the number of devices). Every CUDA driver, runtime, cuBLAS
 // and cuDNN call is checked; a failure prints the call and the error and
 // aborts the process. All work is queued on one stream of the process:
 // every stream that mgpuStreamCreate returns is that stream (never
@@ -149,6 +150,28 @@ void tofu_gpu_conv2d_forward(TOFU_CONV2D_PARAMS);
 void tofu_gpu_conv2d_backward_data(TOFU_CONV2D_PARAMS);
 /// W = conv_filter_gradient(X, Y) + beta W: cudnnConvolutionBackwardFilter.
 void tofu_gpu_conv2d_backward_filter(TOFU_CONV2D_PARAMS);
+
+//===----------------------------------------------------------------------===//
+// Collectives (convert-tofu-to-mpi{runtime=gpu})
+//===----------------------------------------------------------------------===//
+
+// The communication of a partitioned step, one process per GPU under
+// mpiexec, over NCCL (runtime/cuda/Collectives.cpp): the arguments and the
+// semantics of the MPI runtime's tofu_fetch, tofu_all_gather, ... in
+// TofuRuntime.h, on device buffers (the offsets and the grid stay host
+// buffers). Every call is queued on the process's stream. MPI broadcasts
+// the NCCL id; each (grid, axes) group is split from the world
+// communicator once, in the order the program first uses it, as the MPI
+// runtime does. Strided tiles are packed and unpacked by the copy kernel
+// (CopyParts.h), fetches run the plan of FetchPlan.h as grouped
+// ncclSend/ncclRecv, and the received bytes are counted as the MPI runtime
+// counts them (tofu_count_received_bytes). A build without NCCL has the
+// entry points, which stop the process with a message. The f64, i32 and
+// i64 variants of fetch, all_gather and all_to_all take the same
+// arguments (tofu_gpu_fetch_f64, ...).
+
+/// Whether this build has the NCCL collectives.
+int32_t tofu_gpu_has_collectives(void);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,21 @@ enum { TOFU_F32 = 0, TOFU_F64 = 1, TOFU_I32 = 2, TOFU_I64 = 3 };
 /// Reductions, numbered as shard::ReductionKind.
 enum { TOFU_SUM = 1, TOFU_MAX = 2, TOFU_MIN = 3, TOFU_PROD = 4 };
 
+/// The collectives whose received bytes the runtime counts, in the order
+/// of tofu_print_statistics.
+enum {
+  TOFU_COUNT_FETCH = 0,
+  TOFU_COUNT_ALL_GATHER = 1,
+  TOFU_COUNT_ALL_TO_ALL = 2,
+  TOFU_COUNT_REDUCE_SCATTER = 3,
+  TOFU_COUNT_ALL_REDUCE = 4
+};
+
+/// Adds `bytes` that this rank received in a collective of kind `kind`
+/// (TOFU_COUNT_*) to the counts that tofu_print_statistics prints: the
+/// GPU collectives count their bytes here, as the MPI runtime does its own.
+void tofu_count_received_bytes(int64_t kind, double bytes);
+
 /// Initializes MPI if needed. `gridSize` > 0 checks that the job has that
 /// many ranks and aborts with a message otherwise.
 void tofu_init(int64_t gridSize);

@@ -1,0 +1,635 @@
+//===- Collectives.cpp - The GPU collectives over NCCL --------------------===//
+//
+// Implements the collectives of include/tofu/Runtime/TofuCudaRuntime.h for
+// one process per GPU under mpiexec: the calls of
+// convert-tofu-to-mpi{runtime=gpu}, with the arguments of the MPI runtime's
+// (runtime/cpu/TofuRuntime.cpp) on device buffers.
+//
+// - NCCL moves contiguous buffers. A tile that is not one (a strided view,
+//   or chunks that do not follow each other) is packed into a staging
+//   buffer, or unpacked from one, by the copy kernel (MultiFetch.cu), whose
+//   element mapping CopyParts.h defines and the unit tests check.
+// - A fetch executes FetchPlan.h's parts: this rank's parts for each
+//   receiver packed one after the other, one grouped ncclSend/ncclRecv per
+//   peer, and the received parts unpacked in the same order; the parts it
+//   sends itself are copied directly.
+// - Everything is queued on the CUDA runtime's one stream; staging buffers
+//   come from its caching allocator and go back to it in stream order, so
+//   that the host never waits here.
+// - The bytes each rank receives are counted as the MPI runtime counts
+//   them, into its statistics (tofu_count_received_bytes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/CopyParts.h"
+#include "tofu/Runtime/FetchPlan.h"
+#include "tofu/Runtime/TofuCudaRuntime.h"
+#include "tofu/Runtime/TofuRuntime.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#ifdef TOFU_HAVE_NCCL
+#include "../cpu/RuntimeSupport.h"
+
+#include <cuda.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+/// The copy kernel's fatbin (MultiFetch.cu through nvcc, embedded by
+/// cmake/EmbedBinary.cmake).
+extern "C" const unsigned char tofu_copy_parts_fatbin[];
+#endif
+
+namespace {
+
+[[noreturn]] void stop(const char *call, const char *why) {
+  std::fprintf(stderr, "tofu gpu collectives: %s failed: %s\n", call, why);
+#ifdef TOFU_HAVE_NCCL
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+  std::abort();
+}
+
+} // namespace
+
+#ifndef TOFU_HAVE_NCCL
+
+// Without NCCL the entry points exist, so that every lowered step links,
+// and stop the process with the reason.
+#define TOFU_NO_NCCL(name, ...)                                                \
+  extern "C" void _mlir_ciface_##name(__VA_ARGS__) {                           \
+    stop(#name, "this build has no NCCL (see docs/gpu.md: the CUDA runtime "  \
+                "is built with the collectives where CMake finds nccl.h and "  \
+                "libnccl)");                                                   \
+  }
+#define TOFU_NO_NCCL_MOVES(suffix)                                             \
+  TOFU_NO_NCCL(tofu_gpu_fetch##suffix, TofuUnrankedMemRef *,                   \
+               TofuUnrankedMemRef *, TofuUnrankedMemRef *,                     \
+               TofuUnrankedMemRef *, int64_t)                                  \
+  TOFU_NO_NCCL(tofu_gpu_all_gather##suffix, TofuUnrankedMemRef *,              \
+               TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t, int64_t,   \
+               int64_t)                                                        \
+  TOFU_NO_NCCL(tofu_gpu_all_to_all##suffix, TofuUnrankedMemRef *,              \
+               TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t, int64_t,   \
+               int64_t, int64_t)
+TOFU_NO_NCCL_MOVES()
+TOFU_NO_NCCL_MOVES(_f64)
+TOFU_NO_NCCL_MOVES(_i32)
+TOFU_NO_NCCL_MOVES(_i64)
+TOFU_NO_NCCL(tofu_gpu_all_reduce, TofuUnrankedMemRef *, TofuUnrankedMemRef *,
+             TofuUnrankedMemRef *, int64_t, int64_t, int64_t)
+TOFU_NO_NCCL(tofu_gpu_reduce_scatter, TofuUnrankedMemRef *,
+             TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t, int64_t,
+             int64_t, int64_t)
+#undef TOFU_NO_NCCL_MOVES
+#undef TOFU_NO_NCCL
+
+extern "C" int32_t tofu_gpu_has_collectives(void) { return 0; }
+
+#else // TOFU_HAVE_NCCL
+
+namespace {
+
+using tofu::runtime::getInts;
+using tofu::runtime::getView;
+using tofu::runtime::View;
+namespace copy = tofu::copy;
+namespace fetch = tofu::fetch;
+
+#define TOFU_NCCL_CHECK(call)                                                  \
+  do {                                                                         \
+    ncclResult_t result_ = (call);                                             \
+    if (result_ != ncclSuccess)                                                \
+      stop(#call, ncclGetErrorString(result_));                                \
+  } while (0)
+
+#define TOFU_CU_CHECK(call)                                                    \
+  do {                                                                         \
+    CUresult result_ = (call);                                                 \
+    if (result_ != CUDA_SUCCESS) {                                             \
+      const char *name_ = nullptr;                                             \
+      if (cuGetErrorName(result_, &name_) != CUDA_SUCCESS)                     \
+        name_ = "unknown CUresult";                                            \
+      stop(#call, name_);                                                      \
+    }                                                                          \
+  } while (0)
+
+#define TOFU_MPI_CALL(call)                                                    \
+  do {                                                                         \
+    if ((call) != MPI_SUCCESS)                                                 \
+      stop(#call, "MPI error");                                                \
+  } while (0)
+
+/// The CUDA runtime's stream; the call also makes its context current.
+CUstream getStream() { return static_cast<CUstream>(mgpuStreamCreate()); }
+
+/// A device buffer from the CUDA runtime's cache, back in stream order.
+struct Staging {
+  char *data = nullptr;
+  explicit Staging(int64_t bytes)
+      : data(static_cast<char *>(
+            mgpuMemAlloc(uint64_t(bytes), getStream(), /*isHostShared=*/0))) {}
+  ~Staging() { mgpuMemFree(data, getStream()); }
+  Staging(const Staging &) = delete;
+  Staging &operator=(const Staging &) = delete;
+};
+
+bool isContiguous(const View &v) {
+  int64_t expected = 1;
+  for (size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] != 1 && v.strides[d] != expected)
+      return false;
+    expected *= v.sizes[d];
+  }
+  return true;
+}
+
+int64_t getOuterVolume(const View &v, int64_t dim) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    n *= v.sizes[d];
+  return n;
+}
+
+/// A dense row-major buffer of `sizes` at `data`, as a view.
+View getDenseView(char *data, const std::vector<int64_t> &sizes,
+                  int64_t elementBytes) {
+  View v;
+  v.data = data;
+  v.sizes = sizes;
+  v.strides = copy::getDenseStrides(sizes);
+  v.elementBytes = elementBytes;
+  return v;
+}
+
+char *getAddress(const View &v, const std::vector<int64_t> &lo) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < lo.size(); ++d)
+    offset += lo[d] * v.strides[d];
+  return v.data + offset * v.elementBytes;
+}
+
+/// A launch of the copy kernel, built part by part.
+class Copies {
+public:
+  explicit Copies(int64_t elementBytes) : elementBytes(elementBytes) {}
+
+  /// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`.
+  void add(const View &from, const std::vector<int64_t> &fromLo,
+           const View &to, const std::vector<int64_t> &toLo,
+           const std::vector<int64_t> &sizes) {
+    copy::Part part;
+    if (!copy::makePart(getAddress(from, fromLo), from.strides,
+                        getAddress(to, toLo), to.strides, sizes, part))
+      stop("the copy kernel", "a tile has more than 8 dimensions");
+    parts.push_back(part);
+  }
+
+  /// Queues the kernel on the stream (nothing when there is nothing to
+  /// copy).
+  void launch();
+
+private:
+  int64_t elementBytes;
+  std::vector<copy::Part> parts;
+};
+
+CUfunction getCopyKernel() {
+  static CUfunction kernel = [] {
+    CUmodule module = nullptr;
+    TOFU_CU_CHECK(cuModuleLoadData(&module, tofu_copy_parts_fatbin));
+    CUfunction f = nullptr;
+    TOFU_CU_CHECK(cuModuleGetFunction(&f, module, "tofu_copy_parts"));
+    return f;
+  }();
+  return kernel;
+}
+
+void Copies::launch() {
+  long long total = copy::numberParts(parts);
+  if (total == 0)
+    return;
+  CUstream stream = getStream();
+  int64_t tableBytes = int64_t(parts.size() * sizeof(copy::Part));
+  Staging table(tableBytes);
+  // From pageable memory: the driver has read `parts` when this returns.
+  TOFU_CU_CHECK(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(table.data),
+                                  parts.data(), size_t(tableBytes), stream));
+  void *tableArg = table.data;
+  int count = int(parts.size());
+  int bytes = int(elementBytes);
+  void *args[] = {&tableArg, &count, &total, &bytes};
+  long long blocks = std::min<long long>((total + 255) / 256, 4096);
+  TOFU_CU_CHECK(cuLaunchKernel(getCopyKernel(), unsigned(blocks), 1, 1, 256,
+                               1, 1, 0, stream, args, nullptr));
+}
+
+/// The world communicator and the groups split from it.
+struct Communicators {
+  ncclComm_t world = nullptr;
+  int rank = 0, size = 1;
+  std::map<std::vector<int64_t>, ncclComm_t> groups;
+};
+
+Communicators &getCommunicators() {
+  static Communicators *c = [] {
+    auto *c = new Communicators();
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+      stop("the GPU collectives", "MPI is not initialized (tofu_init)");
+    TOFU_MPI_CALL(MPI_Comm_rank(MPI_COMM_WORLD, &c->rank));
+    TOFU_MPI_CALL(MPI_Comm_size(MPI_COMM_WORLD, &c->size));
+    ncclUniqueId id;
+    if (c->rank == 0)
+      TOFU_NCCL_CHECK(ncclGetUniqueId(&id));
+    TOFU_MPI_CALL(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
+    getStream();
+    TOFU_NCCL_CHECK(ncclCommInitRank(&c->world, c->size, id, c->rank));
+    return c;
+  }();
+  return *c;
+}
+
+/// The group of ranks that differ only along the grid axes in `axes` (a
+/// bit mask), ordered by their row-major index over those axes, as the MPI
+/// runtime's groups; split from the world the first time it is used.
+struct Group {
+  ncclComm_t comm = nullptr;
+  int size = 1, me = 0;
+};
+
+Group getGroup(const std::vector<int64_t> &grid, int64_t axes) {
+  Communicators &c = getCommunicators();
+  std::vector<int64_t> key = grid;
+  key.push_back(axes);
+  auto it = c.groups.find(key);
+  if (it == c.groups.end()) {
+    int64_t total = 1;
+    for (int64_t k : grid)
+      total *= k;
+    if (total != c.size)
+      stop("the GPU collectives", "the grid does not have as many ranks as "
+                                  "the job");
+    std::vector<int64_t> coords(grid.size());
+    int64_t r = c.rank;
+    for (size_t i = grid.size(); i-- > 0;) {
+      coords[i] = r % grid[i];
+      r /= grid[i];
+    }
+    int color = 0, keyRank = 0;
+    for (size_t i = 0; i < grid.size(); ++i) {
+      if (axes & (int64_t(1) << i))
+        keyRank = keyRank * int(grid[i]) + int(coords[i]);
+      else
+        color = color * int(grid[i]) + int(coords[i]);
+    }
+    ncclComm_t comm = nullptr;
+    TOFU_NCCL_CHECK(ncclCommSplit(c.world, color, keyRank, &comm, nullptr));
+    it = c.groups.emplace(key, comm).first;
+  }
+  Group g;
+  g.comm = it->second;
+  TOFU_NCCL_CHECK(ncclCommCount(g.comm, &g.size));
+  TOFU_NCCL_CHECK(ncclCommUserRank(g.comm, &g.me));
+  return g;
+}
+
+ncclDataType_t getNcclType(int64_t type) {
+  switch (type) {
+  case TOFU_F32:
+    return ncclFloat32;
+  case TOFU_F64:
+    return ncclFloat64;
+  case TOFU_I32:
+    return ncclInt32;
+  case TOFU_I64:
+    return ncclInt64;
+  default:
+    stop("the GPU collectives", "unsupported element type");
+  }
+}
+
+ncclRedOp_t getNcclOp(int64_t kind) {
+  switch (kind) {
+  case TOFU_SUM:
+    return ncclSum;
+  case TOFU_MAX:
+    return ncclMax;
+  case TOFU_MIN:
+    return ncclMin;
+  case TOFU_PROD:
+    return ncclProd;
+  default:
+    stop("the GPU collectives", "unsupported reduction");
+  }
+}
+
+/// Checks that `out` has the shape of `in` but along `grow`, `groupSize`
+/// times larger, and `shrink`, `groupSize` times smaller (-1: none).
+void checkShapes(const View &in, const View &out, int64_t grow,
+                 int64_t shrink, int groupSize, const char *what) {
+  size_t rank = in.sizes.size();
+  bool ok = out.sizes.size() == rank && grow < (int64_t)rank &&
+            shrink < (int64_t)rank && (grow < 0 || grow != shrink);
+  for (size_t d = 0; ok && d < rank; ++d) {
+    if ((int64_t)d == grow)
+      ok = out.sizes[d] == in.sizes[d] * groupSize;
+    else if ((int64_t)d == shrink)
+      ok = in.sizes[d] == out.sizes[d] * groupSize;
+    else
+      ok = out.sizes[d] == in.sizes[d];
+  }
+  if (!ok)
+    stop(what, "the buffers do not match the group");
+}
+
+} // namespace
+
+extern "C" {
+
+int32_t tofu_gpu_has_collectives(void) { return 1; }
+
+void _mlir_ciface_tofu_gpu_all_gather(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t dim, int64_t elementBytes) {
+  Group g = getGroup(getInts(grid), axes);
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  checkShapes(in, out, dim, -1, g.size, "tofu_gpu_all_gather");
+  CUstream stream = getStream();
+  // The group's tiles one after the other, straight into the result when
+  // they follow each other there.
+  int64_t chunk = in.volume() * elementBytes;
+  bool direct = getOuterVolume(out, dim) == 1 && isContiguous(out);
+  Staging staging(direct ? 0 : out.volume() * elementBytes);
+  char *buffer = direct ? out.data : staging.data;
+  const char *send = in.data;
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  if (!isContiguous(in)) {
+    Copies pack(elementBytes);
+    pack.add(in, zero, getDenseView(buffer + g.me * chunk, in.sizes,
+                                    elementBytes),
+             zero, in.sizes);
+    pack.launch();
+    send = buffer + g.me * chunk;
+  }
+  TOFU_NCCL_CHECK(ncclAllGather(send, buffer, size_t(chunk), ncclInt8,
+                                g.comm, stream));
+  if (!direct) {
+    Copies unpack(elementBytes);
+    for (int c = 0; c < g.size; ++c) {
+      std::vector<int64_t> lo = zero;
+      lo[dim] = c * in.sizes[dim];
+      unpack.add(getDenseView(buffer + c * chunk, in.sizes, elementBytes),
+                 zero, out, lo, in.sizes);
+    }
+    unpack.launch();
+  }
+  tofu_count_received_bytes(TOFU_COUNT_ALL_GATHER,
+                            double(g.size - 1) * double(chunk));
+}
+
+void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
+                                          TofuUnrankedMemRef *dst,
+                                          TofuUnrankedMemRef *grid,
+                                          int64_t axis, int64_t dim,
+                                          int64_t kind, int64_t type) {
+  Group g = getGroup(getInts(grid), int64_t(1) << axis);
+  int64_t eb = tofu::runtime::bytesOf(type);
+  View in = getView(src, eb), out = getView(dst, eb);
+  checkShapes(in, out, -1, dim, g.size, "tofu_gpu_reduce_scatter");
+  CUstream stream = getStream();
+  // The chunks along `dim` one after the other, as NCCL expects them.
+  int64_t chunk = out.volume();
+  bool sendDirect = getOuterVolume(in, dim) == 1 && isContiguous(in);
+  bool recvDirect = isContiguous(out);
+  Staging send(sendDirect ? 0 : in.volume() * eb);
+  Staging recv(recvDirect ? 0 : chunk * eb);
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  if (!sendDirect) {
+    Copies pack(eb);
+    for (int c = 0; c < g.size; ++c) {
+      std::vector<int64_t> lo = zero;
+      lo[dim] = c * out.sizes[dim];
+      pack.add(in, lo, getDenseView(send.data + c * chunk * eb, out.sizes, eb),
+               zero, out.sizes);
+    }
+    pack.launch();
+  }
+  TOFU_NCCL_CHECK(ncclReduceScatter(
+      sendDirect ? in.data : send.data, recvDirect ? out.data : recv.data,
+      size_t(chunk), getNcclType(type), getNcclOp(kind), g.comm, stream));
+  if (!recvDirect) {
+    Copies unpack(eb);
+    unpack.add(getDenseView(recv.data, out.sizes, eb), zero, out, zero,
+               out.sizes);
+    unpack.launch();
+  }
+  tofu_count_received_bytes(TOFU_COUNT_REDUCE_SCATTER,
+                            double(g.size - 1) / g.size *
+                                double(in.volume()) * eb);
+}
+
+void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t kind, int64_t type) {
+  Group g = getGroup(getInts(grid), axes);
+  int64_t eb = tofu::runtime::bytesOf(type);
+  View in = getView(src, eb), out = getView(dst, eb);
+  checkShapes(in, out, -1, -1, g.size, "tofu_gpu_all_reduce");
+  CUstream stream = getStream();
+  // Reduce from the input (packed first if strided) into the result (or a
+  // staging buffer, unpacked after, if the result is strided).
+  bool inDirect = isContiguous(in), outDirect = isContiguous(out);
+  Staging staging(inDirect && outDirect ? 0 : in.volume() * eb);
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  char *result = outDirect ? out.data : staging.data;
+  const char *send = in.data;
+  if (!inDirect) {
+    Copies pack(eb);
+    pack.add(in, zero, getDenseView(result, in.sizes, eb), zero, in.sizes);
+    pack.launch();
+    send = result;
+  }
+  TOFU_NCCL_CHECK(ncclAllReduce(send, result, size_t(in.volume()),
+                                getNcclType(type), getNcclOp(kind), g.comm,
+                                stream));
+  if (!outDirect) {
+    Copies unpack(eb);
+    unpack.add(getDenseView(result, in.sizes, eb), zero, out, zero,
+               out.sizes);
+    unpack.launch();
+  }
+  tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
+                            2.0 * (g.size - 1) / g.size *
+                                double(in.volume()) * eb);
+}
+
+void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
+                                      TofuUnrankedMemRef *dst,
+                                      TofuUnrankedMemRef *grid, int64_t axes,
+                                      int64_t splitDim, int64_t concatDim,
+                                      int64_t elementBytes) {
+  Group g = getGroup(getInts(grid), axes);
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  checkShapes(in, out, concatDim, splitDim, g.size, "tofu_gpu_all_to_all");
+  CUstream stream = getStream();
+  // Chunk j of the input along splitDim goes to member j; the chunk from
+  // member j lands at position j along concatDim. Both have this shape.
+  std::vector<int64_t> shape = in.sizes;
+  shape[splitDim] = out.sizes[splitDim];
+  int64_t chunk = out.volume() / g.size * elementBytes;
+  Staging send(in.volume() * elementBytes), recv(out.volume() * elementBytes);
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  Copies pack(elementBytes), unpack(elementBytes);
+  for (int j = 0; j < g.size; ++j) {
+    std::vector<int64_t> from = zero, to = zero;
+    from[splitDim] = j * shape[splitDim];
+    to[concatDim] = j * shape[concatDim];
+    if (j == g.me) {
+      // This rank's own chunk, straight into its place.
+      pack.add(in, from, out, to, shape);
+      continue;
+    }
+    pack.add(in, from,
+             getDenseView(send.data + j * chunk, shape, elementBytes), zero,
+             shape);
+    unpack.add(getDenseView(recv.data + j * chunk, shape, elementBytes), zero,
+               out, to, shape);
+  }
+  pack.launch();
+  TOFU_NCCL_CHECK(ncclGroupStart());
+  for (int j = 0; j < g.size; ++j) {
+    if (j == g.me)
+      continue;
+    TOFU_NCCL_CHECK(ncclSend(send.data + j * chunk, size_t(chunk), ncclInt8,
+                             j, g.comm, stream));
+    TOFU_NCCL_CHECK(ncclRecv(recv.data + j * chunk, size_t(chunk), ncclInt8,
+                             j, g.comm, stream));
+  }
+  TOFU_NCCL_CHECK(ncclGroupEnd());
+  unpack.launch();
+  tofu_count_received_bytes(TOFU_COUNT_ALL_TO_ALL,
+                            double(g.size - 1) * double(chunk));
+}
+
+void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *src,
+                                 TofuUnrankedMemRef *dst,
+                                 TofuUnrankedMemRef *srcOffsets,
+                                 TofuUnrankedMemRef *dstOffsets,
+                                 int64_t elementBytes) {
+  Communicators &c = getCommunicators();
+  CUstream stream = getStream();
+  int64_t eb = elementBytes;
+  View in = getView(src, eb), out = getView(dst, eb);
+  std::vector<int64_t> heldOffsets = getInts(srcOffsets),
+                       wantedOffsets = getInts(dstOffsets);
+  if (heldOffsets.size() != in.sizes.size() * c.size ||
+      wantedOffsets.size() != out.sizes.size() * c.size)
+    stop("tofu_gpu_fetch", "the offsets do not match the number of ranks");
+  std::vector<fetch::Box> held = fetch::getBoxes(heldOffsets, in.sizes, c.size);
+  std::vector<fetch::Box> wanted =
+      fetch::getBoxes(wantedOffsets, out.sizes, c.size);
+  // The plan every runtime executes (FetchPlan.h): this rank packs its
+  // parts for each receiver in plan order and unpacks what it receives in
+  // the same order.
+  std::vector<fetch::Part> parts = fetch::planFetch(held, wanted);
+  int me = c.rank;
+  std::vector<int64_t> sendBytes(c.size, 0), recvBytes(c.size, 0);
+  for (const fetch::Part &p : parts) {
+    if (p.source == p.receiver)
+      continue;
+    if (p.source == me)
+      sendBytes[p.receiver] += p.box.volume() * eb;
+    else if (p.receiver == me)
+      recvBytes[p.source] += p.box.volume() * eb;
+  }
+  std::vector<int64_t> sendAt(c.size + 1, 0), recvAt(c.size + 1, 0);
+  for (int r = 0; r < c.size; ++r) {
+    sendAt[r + 1] = sendAt[r] + sendBytes[r];
+    recvAt[r + 1] = recvAt[r] + recvBytes[r];
+  }
+  Staging send(sendAt[c.size]), recv(recvAt[c.size]);
+  auto relative = [](const fetch::Box &b, const fetch::Box &origin) {
+    std::vector<int64_t> lo(b.lo.size());
+    for (size_t d = 0; d < lo.size(); ++d)
+      lo[d] = b.lo[d] - origin.lo[d];
+    return lo;
+  };
+  std::vector<int64_t> sendCursor(sendAt.begin(), sendAt.end() - 1),
+      recvCursor(recvAt.begin(), recvAt.end() - 1);
+  std::vector<int64_t> none(in.sizes.size(), 0);
+  Copies pack(eb), unpack(eb);
+  for (const fetch::Part &p : parts) {
+    std::vector<int64_t> sizes = p.box.sizes();
+    if (p.source == me && p.receiver == me) {
+      pack.add(in, relative(p.box, held[me]), out, relative(p.box, wanted[me]),
+               sizes);
+    } else if (p.source == me) {
+      pack.add(in, relative(p.box, held[me]),
+               getDenseView(send.data + sendCursor[p.receiver], sizes, eb),
+               none, sizes);
+      sendCursor[p.receiver] += p.box.volume() * eb;
+    } else if (p.receiver == me) {
+      unpack.add(getDenseView(recv.data + recvCursor[p.source], sizes, eb),
+                 none, out, relative(p.box, wanted[me]), sizes);
+      recvCursor[p.source] += p.box.volume() * eb;
+    }
+  }
+  pack.launch();
+  TOFU_NCCL_CHECK(ncclGroupStart());
+  for (int r = 0; r < c.size; ++r) {
+    if (sendBytes[r])
+      TOFU_NCCL_CHECK(ncclSend(send.data + sendAt[r], size_t(sendBytes[r]),
+                               ncclInt8, r, c.world, stream));
+    if (recvBytes[r])
+      TOFU_NCCL_CHECK(ncclRecv(recv.data + recvAt[r], size_t(recvBytes[r]),
+                               ncclInt8, r, c.world, stream));
+  }
+  TOFU_NCCL_CHECK(ncclGroupEnd());
+  unpack.launch();
+  tofu_count_received_bytes(TOFU_COUNT_FETCH, double(recvAt[c.size]));
+}
+
+// The other element types: a call's unranked buffers name the element
+// type, so each has its own declaration; the move is in bytes.
+#define TOFU_GPU_MOVES_ALIAS(suffix)                                           \
+  void _mlir_ciface_tofu_gpu_fetch_##suffix(                                   \
+      TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,                        \
+      TofuUnrankedMemRef *srcOffsets, TofuUnrankedMemRef *dstOffsets,          \
+      int64_t elementBytes) {                                                  \
+    _mlir_ciface_tofu_gpu_fetch(src, dst, srcOffsets, dstOffsets,              \
+                                elementBytes);                                 \
+  }                                                                            \
+  void _mlir_ciface_tofu_gpu_all_gather_##suffix(                              \
+      TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,                        \
+      TofuUnrankedMemRef *grid, int64_t axes, int64_t dim,                     \
+      int64_t elementBytes) {                                                  \
+    _mlir_ciface_tofu_gpu_all_gather(src, dst, grid, axes, dim, elementBytes); \
+  }                                                                            \
+  void _mlir_ciface_tofu_gpu_all_to_all_##suffix(                              \
+      TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,                        \
+      TofuUnrankedMemRef *grid, int64_t axes, int64_t splitDim,                \
+      int64_t concatDim, int64_t elementBytes) {                               \
+    _mlir_ciface_tofu_gpu_all_to_all(src, dst, grid, axes, splitDim,           \
+                                     concatDim, elementBytes);                 \
+  }
+TOFU_GPU_MOVES_ALIAS(f64)
+TOFU_GPU_MOVES_ALIAS(i32)
+TOFU_GPU_MOVES_ALIAS(i64)
+#undef TOFU_GPU_MOVES_ALIAS
+
+} // extern "C"
+
+#endif // TOFU_HAVE_NCCL
