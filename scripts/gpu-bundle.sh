@@ -136,6 +136,7 @@ done | sort -u | while read -r soname path; do
     libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) ;;
     libstdc++.so.*|libgcc_s.so.*) ;;
     libcuda.so.*|libcudart.so.*|libcublas*.so.*|libcudnn*.so.*) ;;
+    libnccl.so.*) ;;
     *) cp -L "$path" "$STAGE/lib/$soname" ;;
   esac
 done

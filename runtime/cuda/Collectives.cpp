@@ -38,8 +38,10 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <type_traits>
 
 /// The copy kernel's fatbin (MultiFetch.cu through nvcc, embedded by
 /// cmake/EmbedBinary.cmake).
@@ -67,7 +69,7 @@ namespace {
 // and stop the process with the reason.
 #define TOFU_NO_NCCL(name, ...)                                                \
   extern "C" void _mlir_ciface_##name(__VA_ARGS__) {                           \
-    stop(#name, "this build has no NCCL (see docs/gpu.md: the CUDA runtime "  \
+    stop(#name, "this build has no NCCL (see docs/gpu.md: the CUDA runtime "   \
                 "is built with the collectives where CMake finds nccl.h and "  \
                 "libnccl)");                                                   \
   }
@@ -109,7 +111,7 @@ namespace fetch = tofu::fetch;
   do {                                                                         \
     ncclResult_t result_ = (call);                                             \
     if (result_ != ncclSuccess)                                                \
-      stop(#call, ncclGetErrorString(result_));                                \
+      stop(#call, nccl().getErrorString(result_));                             \
   } while (0)
 
 #define TOFU_CU_CHECK(call)                                                    \
@@ -128,6 +130,56 @@ namespace fetch = tofu::fetch;
     if ((call) != MPI_SUCCESS)                                                 \
       stop(#call, "MPI error");                                                \
   } while (0)
+
+/// NCCL, loaded on first use rather than linked: the CUDA runtime then
+/// loads where NCCL is not installed (a GPU machine whose NCCL comes with
+/// PyTorch, found through LD_LIBRARY_PATH), and only a partitioned step
+/// needs it.
+struct NcclLibrary {
+  decltype(&ncclGetErrorString) getErrorString = nullptr;
+  decltype(&ncclGetUniqueId) getUniqueId = nullptr;
+  decltype(&ncclCommInitRank) commInitRank = nullptr;
+  decltype(&ncclCommSplit) commSplit = nullptr;
+  decltype(&ncclCommCount) commCount = nullptr;
+  decltype(&ncclCommUserRank) commUserRank = nullptr;
+  decltype(&ncclAllGather) allGather = nullptr;
+  decltype(&ncclReduceScatter) reduceScatter = nullptr;
+  decltype(&ncclAllReduce) allReduce = nullptr;
+  decltype(&ncclSend) send = nullptr;
+  decltype(&ncclRecv) recv = nullptr;
+  decltype(&ncclGroupStart) groupStart = nullptr;
+  decltype(&ncclGroupEnd) groupEnd = nullptr;
+};
+
+const NcclLibrary &nccl() {
+  static NcclLibrary *library = [] {
+    void *handle = dlopen("libnccl.so.2", RTLD_NOW | RTLD_GLOBAL);
+    if (!handle)
+      stop("loading NCCL", dlerror());
+    auto *l = new NcclLibrary();
+    auto find = [&](auto &function, const char *name) {
+      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+          dlsym(handle, name));
+      if (!function)
+        stop("loading NCCL", name);
+    };
+    find(l->getErrorString, "ncclGetErrorString");
+    find(l->getUniqueId, "ncclGetUniqueId");
+    find(l->commInitRank, "ncclCommInitRank");
+    find(l->commSplit, "ncclCommSplit");
+    find(l->commCount, "ncclCommCount");
+    find(l->commUserRank, "ncclCommUserRank");
+    find(l->allGather, "ncclAllGather");
+    find(l->reduceScatter, "ncclReduceScatter");
+    find(l->allReduce, "ncclAllReduce");
+    find(l->send, "ncclSend");
+    find(l->recv, "ncclRecv");
+    find(l->groupStart, "ncclGroupStart");
+    find(l->groupEnd, "ncclGroupEnd");
+    return l;
+  }();
+  return *library;
+}
 
 /// The CUDA runtime's stream; the call also makes its context current.
 CUstream getStream() { return static_cast<CUstream>(mgpuStreamCreate()); }
@@ -184,8 +236,8 @@ public:
   explicit Copies(int64_t elementBytes) : elementBytes(elementBytes) {}
 
   /// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`.
-  void add(const View &from, const std::vector<int64_t> &fromLo,
-           const View &to, const std::vector<int64_t> &toLo,
+  void add(const View &from, const std::vector<int64_t> &fromLo, const View &to,
+           const std::vector<int64_t> &toLo,
            const std::vector<int64_t> &sizes) {
     copy::Part part;
     if (!copy::makePart(getAddress(from, fromLo), from.strides,
@@ -229,8 +281,8 @@ void Copies::launch() {
   int bytes = int(elementBytes);
   void *args[] = {&tableArg, &count, &total, &bytes};
   long long blocks = std::min<long long>((total + 255) / 256, 4096);
-  TOFU_CU_CHECK(cuLaunchKernel(getCopyKernel(), unsigned(blocks), 1, 1, 256,
-                               1, 1, 0, stream, args, nullptr));
+  TOFU_CU_CHECK(cuLaunchKernel(getCopyKernel(), unsigned(blocks), 1, 1, 256, 1,
+                               1, 0, stream, args, nullptr));
 }
 
 /// The world communicator and the groups split from it.
@@ -251,10 +303,10 @@ Communicators &getCommunicators() {
     TOFU_MPI_CALL(MPI_Comm_size(MPI_COMM_WORLD, &c->size));
     ncclUniqueId id;
     if (c->rank == 0)
-      TOFU_NCCL_CHECK(ncclGetUniqueId(&id));
+      TOFU_NCCL_CHECK(nccl().getUniqueId(&id));
     TOFU_MPI_CALL(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
     getStream();
-    TOFU_NCCL_CHECK(ncclCommInitRank(&c->world, c->size, id, c->rank));
+    TOFU_NCCL_CHECK(nccl().commInitRank(&c->world, c->size, id, c->rank));
     return c;
   }();
   return *c;
@@ -294,13 +346,13 @@ Group getGroup(const std::vector<int64_t> &grid, int64_t axes) {
         color = color * int(grid[i]) + int(coords[i]);
     }
     ncclComm_t comm = nullptr;
-    TOFU_NCCL_CHECK(ncclCommSplit(c.world, color, keyRank, &comm, nullptr));
+    TOFU_NCCL_CHECK(nccl().commSplit(c.world, color, keyRank, &comm, nullptr));
     it = c.groups.emplace(key, comm).first;
   }
   Group g;
   g.comm = it->second;
-  TOFU_NCCL_CHECK(ncclCommCount(g.comm, &g.size));
-  TOFU_NCCL_CHECK(ncclCommUserRank(g.comm, &g.me));
+  TOFU_NCCL_CHECK(nccl().commCount(g.comm, &g.size));
+  TOFU_NCCL_CHECK(nccl().commUserRank(g.comm, &g.me));
   return g;
 }
 
@@ -336,8 +388,8 @@ ncclRedOp_t getNcclOp(int64_t kind) {
 
 /// Checks that `out` has the shape of `in` but along `grow`, `groupSize`
 /// times larger, and `shrink`, `groupSize` times smaller (-1: none).
-void checkShapes(const View &in, const View &out, int64_t grow,
-                 int64_t shrink, int groupSize, const char *what) {
+void checkShapes(const View &in, const View &out, int64_t grow, int64_t shrink,
+                 int groupSize, const char *what) {
   size_t rank = in.sizes.size();
   bool ok = out.sizes.size() == rank && grow < (int64_t)rank &&
             shrink < (int64_t)rank && (grow < 0 || grow != shrink);
@@ -377,21 +429,21 @@ void _mlir_ciface_tofu_gpu_all_gather(TofuUnrankedMemRef *src,
   std::vector<int64_t> zero(in.sizes.size(), 0);
   if (!isContiguous(in)) {
     Copies pack(elementBytes);
-    pack.add(in, zero, getDenseView(buffer + g.me * chunk, in.sizes,
-                                    elementBytes),
-             zero, in.sizes);
+    pack.add(in, zero,
+             getDenseView(buffer + g.me * chunk, in.sizes, elementBytes), zero,
+             in.sizes);
     pack.launch();
     send = buffer + g.me * chunk;
   }
-  TOFU_NCCL_CHECK(ncclAllGather(send, buffer, size_t(chunk), ncclInt8,
-                                g.comm, stream));
+  TOFU_NCCL_CHECK(
+      nccl().allGather(send, buffer, size_t(chunk), ncclInt8, g.comm, stream));
   if (!direct) {
     Copies unpack(elementBytes);
     for (int c = 0; c < g.size; ++c) {
       std::vector<int64_t> lo = zero;
       lo[dim] = c * in.sizes[dim];
-      unpack.add(getDenseView(buffer + c * chunk, in.sizes, elementBytes),
-                 zero, out, lo, in.sizes);
+      unpack.add(getDenseView(buffer + c * chunk, in.sizes, elementBytes), zero,
+                 out, lo, in.sizes);
     }
     unpack.launch();
   }
@@ -426,7 +478,7 @@ void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
     }
     pack.launch();
   }
-  TOFU_NCCL_CHECK(ncclReduceScatter(
+  TOFU_NCCL_CHECK(nccl().reduceScatter(
       sendDirect ? in.data : send.data, recvDirect ? out.data : recv.data,
       size_t(chunk), getNcclType(type), getNcclOp(kind), g.comm, stream));
   if (!recvDirect) {
@@ -436,8 +488,8 @@ void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
     unpack.launch();
   }
   tofu_count_received_bytes(TOFU_COUNT_REDUCE_SCATTER,
-                            double(g.size - 1) / g.size *
-                                double(in.volume()) * eb);
+                            double(g.size - 1) / g.size * double(in.volume()) *
+                                eb);
 }
 
 void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
@@ -462,18 +514,17 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
     pack.launch();
     send = result;
   }
-  TOFU_NCCL_CHECK(ncclAllReduce(send, result, size_t(in.volume()),
-                                getNcclType(type), getNcclOp(kind), g.comm,
-                                stream));
+  TOFU_NCCL_CHECK(nccl().allReduce(send, result, size_t(in.volume()),
+                                   getNcclType(type), getNcclOp(kind), g.comm,
+                                   stream));
   if (!outDirect) {
     Copies unpack(eb);
-    unpack.add(getDenseView(result, in.sizes, eb), zero, out, zero,
-               out.sizes);
+    unpack.add(getDenseView(result, in.sizes, eb), zero, out, zero, out.sizes);
     unpack.launch();
   }
-  tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
-                            2.0 * (g.size - 1) / g.size *
-                                double(in.volume()) * eb);
+  tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE, 2.0 * (g.size - 1) / g.size *
+                                                       double(in.volume()) *
+                                                       eb);
 }
 
 void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
@@ -502,23 +553,22 @@ void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
       pack.add(in, from, out, to, shape);
       continue;
     }
-    pack.add(in, from,
-             getDenseView(send.data + j * chunk, shape, elementBytes), zero,
-             shape);
+    pack.add(in, from, getDenseView(send.data + j * chunk, shape, elementBytes),
+             zero, shape);
     unpack.add(getDenseView(recv.data + j * chunk, shape, elementBytes), zero,
                out, to, shape);
   }
   pack.launch();
-  TOFU_NCCL_CHECK(ncclGroupStart());
+  TOFU_NCCL_CHECK(nccl().groupStart());
   for (int j = 0; j < g.size; ++j) {
     if (j == g.me)
       continue;
-    TOFU_NCCL_CHECK(ncclSend(send.data + j * chunk, size_t(chunk), ncclInt8,
-                             j, g.comm, stream));
-    TOFU_NCCL_CHECK(ncclRecv(recv.data + j * chunk, size_t(chunk), ncclInt8,
-                             j, g.comm, stream));
+    TOFU_NCCL_CHECK(nccl().send(send.data + j * chunk, size_t(chunk), ncclInt8,
+                                j, g.comm, stream));
+    TOFU_NCCL_CHECK(nccl().recv(recv.data + j * chunk, size_t(chunk), ncclInt8,
+                                j, g.comm, stream));
   }
-  TOFU_NCCL_CHECK(ncclGroupEnd());
+  TOFU_NCCL_CHECK(nccl().groupEnd());
   unpack.launch();
   tofu_count_received_bytes(TOFU_COUNT_ALL_TO_ALL,
                             double(g.size - 1) * double(chunk));
@@ -588,16 +638,16 @@ void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *src,
     }
   }
   pack.launch();
-  TOFU_NCCL_CHECK(ncclGroupStart());
+  TOFU_NCCL_CHECK(nccl().groupStart());
   for (int r = 0; r < c.size; ++r) {
     if (sendBytes[r])
-      TOFU_NCCL_CHECK(ncclSend(send.data + sendAt[r], size_t(sendBytes[r]),
-                               ncclInt8, r, c.world, stream));
+      TOFU_NCCL_CHECK(nccl().send(send.data + sendAt[r], size_t(sendBytes[r]),
+                                  ncclInt8, r, c.world, stream));
     if (recvBytes[r])
-      TOFU_NCCL_CHECK(ncclRecv(recv.data + recvAt[r], size_t(recvBytes[r]),
-                               ncclInt8, r, c.world, stream));
+      TOFU_NCCL_CHECK(nccl().recv(recv.data + recvAt[r], size_t(recvBytes[r]),
+                                  ncclInt8, r, c.world, stream));
   }
-  TOFU_NCCL_CHECK(ncclGroupEnd());
+  TOFU_NCCL_CHECK(nccl().groupEnd());
   unpack.launch();
   tofu_count_received_bytes(TOFU_COUNT_FETCH, double(recvAt[c.size]));
 }

@@ -55,7 +55,7 @@ echo "device: $(cat "$LOG/device.txt")"
 libs=$HERE/lib
 for dir in $("$PYTHON" -c 'import nvidia; print(" ".join(nvidia.__path__))' \
     2>/dev/null); do
-  for sub in cu13/lib cudnn/lib cublas/lib cuda_runtime/lib; do
+  for sub in cu13/lib cudnn/lib cublas/lib cuda_runtime/lib nccl/lib; do
     if [ -d "$dir/$sub" ]; then libs=$libs:$dir/$sub; fi
   done
 done

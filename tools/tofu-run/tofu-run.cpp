@@ -42,6 +42,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -49,7 +50,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -58,12 +58,8 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Target/TargetMachine.h"
-#include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Host.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -71,9 +67,13 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
 #include <cmath>
@@ -110,12 +110,13 @@ static llvm::cl::opt<uint64_t> intBound(
     llvm::cl::init(2),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool>
-    onGPU("gpu", llvm::cl::desc("Run the step on the GPU "
-                                "(tofu-gpu-pipeline, CUDA runtime; a "
-                                "partitioned step under mpiexec, one "
-                                "process per GPU, through NCCL) and print "
-                                "the median step time"),
-    llvm::cl::cat(tofuRunCategory));
+    onGPU("gpu",
+          llvm::cl::desc("Run the step on the GPU "
+                         "(tofu-gpu-pipeline, CUDA runtime; a "
+                         "partitioned step under mpiexec, one "
+                         "process per GPU, through NCCL) and print "
+                         "the median step time"),
+          llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<unsigned>
     warmup("warmup",
            llvm::cl::desc("Leading steps left out of the step time of --gpu "

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Runtime/FetchPlan.h"
 #include "tofu/Partition/Distribution.h"
 #include "tofu/Runtime/CopyParts.h"
-#include "tofu/Runtime/FetchPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -111,9 +111,9 @@ void checkMultiFetch(const RankBoxes &held, const RankBoxes &wanted,
     std::vector<copy::Part> launch;
     ASSERT_TRUE(fetch::getMultiFetchParts(parts, h, w, int(r), tiles, target,
                                           sizeof(double), launch));
-    int64_t total = launch.empty() ? 0
-                                   : launch.back().begin +
-                                         copy::getVolume(launch.back());
+    int64_t total = launch.empty()
+                        ? 0
+                        : launch.back().begin + copy::getVolume(launch.back());
     EXPECT_EQ(total, wanted[r].volume()) << "rank " << r;
     copy::copyOnHost(launch, total, sizeof(double));
     for (int64_t i = 0; i < wanted[r].volume(); ++i) {

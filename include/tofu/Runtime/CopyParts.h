@@ -1,4 +1,5 @@
-//===- CopyParts.h - The element mapping of the MultiFetch kernel -*- C++ -*-===//
+//===- CopyParts.h - The element mapping of the MultiFetch kernel -*- C++
+//-*-===//
 //
 // One launch of the GPU collectives' copy kernel (runtime/cuda/MultiFetch.cu)
 // moves a list of parts: each part is a box of elements, read from a

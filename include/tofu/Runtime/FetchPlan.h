@@ -191,14 +191,13 @@ inline bool getMultiFetchParts(const std::vector<Part> &parts,
       continue;
     const Tile &from = tiles[p.source];
     const char *source =
-        from.data + getTileOffset(from, held[p.source], p.box.lo) *
-                        elementBytes;
+        from.data +
+        getTileOffset(from, held[p.source], p.box.lo) * elementBytes;
     char *to = const_cast<char *>(target.data) +
-               getTileOffset(target, wanted[receiver], p.box.lo) *
-                   elementBytes;
+               getTileOffset(target, wanted[receiver], p.box.lo) * elementBytes;
     copy::Part part;
-    if (!copy::makePart(source, from.strides, to, target.strides,
-                        p.box.sizes(), part))
+    if (!copy::makePart(source, from.strides, to, target.strides, p.box.sizes(),
+                        part))
       return false;
     launch.push_back(part);
   }

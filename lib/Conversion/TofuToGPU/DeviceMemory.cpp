@@ -103,7 +103,8 @@ BufferUses collectUses(Value buffer) {
       // A library call that takes buffers (a GPU collective of
       // convert-tofu-to-mpi{runtime=gpu}): its first `tofu.device_operands`
       // operands are device buffers, the others host constants it reads.
-      if (auto count = user->getAttrOfType<IntegerAttr>(tofu::kDeviceOperandsAttr);
+      if (auto count =
+              user->getAttrOfType<IntegerAttr>(tofu::kDeviceOperandsAttr);
           count && tofu::isLibraryCall(user)) {
         if ((int64_t)use.getOperandNumber() < count.getInt()) {
           uses.device = true;

@@ -24,11 +24,10 @@ struct TofuInlineExecuteRegionsPass
           TofuInlineExecuteRegionsPass> {
   void runOnOperation() override {
     SmallVector<scf::ExecuteRegionOp> regions;
-    getOperation()->walk<WalkOrder::PostOrder>(
-        [&](scf::ExecuteRegionOp op) {
-          if (op.getRegion().hasOneBlock())
-            regions.push_back(op);
-        });
+    getOperation()->walk<WalkOrder::PostOrder>([&](scf::ExecuteRegionOp op) {
+      if (op.getRegion().hasOneBlock())
+        regions.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
     for (scf::ExecuteRegionOp op : regions) {
       Block &body = op.getRegion().front();

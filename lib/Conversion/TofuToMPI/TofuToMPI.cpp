@@ -185,8 +185,7 @@ void ConvertTofuToMPIPass::runOnOperation() {
   std::string prefix = onGPU ? "tofu_gpu_" : "tofu_";
   auto call = [&](OpBuilder &b, Location loc, StringRef callee, Value input,
                   RankedTensorType result, ArrayRef<Value> extra) {
-    return callWithResult(module, b, loc, callee, input, result, extra,
-                          onGPU);
+    return callWithResult(module, b, loc, callee, input, result, extra, onGPU);
   };
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
@@ -213,11 +212,10 @@ void ConvertTofuToMPIPass::runOnOperation() {
           llvm::raw_string_ostream os(callee);
           os << "_" << element;
         }
-        replacement =
-            call(b, loc, callee, fetch.getInput(), type,
-                 {getConstantInts(b, loc, fetch.getSrcOffsets()),
-                  getConstantInts(b, loc, fetch.getDstOffsets()),
-                  i64(b, loc, bytes)});
+        replacement = call(b, loc, callee, fetch.getInput(), type,
+                           {getConstantInts(b, loc, fetch.getSrcOffsets()),
+                            getConstantInts(b, loc, fetch.getDstOffsets()),
+                            i64(b, loc, bytes)});
       }
     } else if (isa<shard::AllGatherOp, shard::AllToAllOp, shard::AllSliceOp>(
                    op)) {
@@ -256,11 +254,11 @@ void ConvertTofuToMPIPass::runOnOperation() {
             getMoveCallee(op, prefix + "all_gather", type.getElementType());
         if (failed(callee))
           return signalPassFailure();
-        replacement = call(
-            b, loc, *callee, input, type,
-            {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
-             i64(b, loc, gather.getGatherAxis().getSExtValue()),
-             i64(b, loc, bytes)});
+        replacement = call(b, loc, *callee, input, type,
+                           {getConstantInts(b, loc, grid->first),
+                            i64(b, loc, grid->second),
+                            i64(b, loc, gather.getGatherAxis().getSExtValue()),
+                            i64(b, loc, bytes)});
       } else {
         auto toAll = cast<shard::AllToAllOp>(op);
         auto callee =
@@ -273,12 +271,12 @@ void ConvertTofuToMPIPass::runOnOperation() {
                           "supported");
           return signalPassFailure();
         }
-        replacement = call(
-            b, loc, *callee, input, type,
-            {getConstantInts(b, loc, grid->first), i64(b, loc, grid->second),
-             i64(b, loc, toAll.getSplitAxis().getSExtValue()),
-             i64(b, loc, toAll.getConcatAxis().getSExtValue()),
-             i64(b, loc, bytes)});
+        replacement = call(b, loc, *callee, input, type,
+                           {getConstantInts(b, loc, grid->first),
+                            i64(b, loc, grid->second),
+                            i64(b, loc, toAll.getSplitAxis().getSExtValue()),
+                            i64(b, loc, toAll.getConcatAxis().getSExtValue()),
+                            i64(b, loc, bytes)});
       }
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       auto type = cast<RankedTensorType>(reduce.getResult().getType());
