@@ -10,6 +10,7 @@
 #   bin/check-{mlp,wrn,tf,lstm}   the four small models of
 #                                 tofu-run-gpu.test, 3 steps;
 #   ref/check-*.cpu               their CPU losses (tofu-run, same driver);
+#   bin/collectives               the GPU collectives on one rank (gtest);
 #   bin/speed-{mlp,bert,wresnet}  benchmarks/gpu_step.py's three models,
 #                                 5 warm-up + 20 timed steps (not with
 #                                 --checks-only);
@@ -122,6 +123,11 @@ if [ "$checksOnly" = 0 ]; then
     transformer --layers 4 --seq 512 --batch 8
   model speed-wresnet 25 5 "kind=sgd" \
     wresnet --depth 50 --width 4 --batch 32 --image 224
+fi
+
+# The GPU collectives' test on one rank (unittests/Runtime/GpuCollectivesTest.cpp).
+if [ -x "$BUILD/unittests/TofuGpuCollectivesTests" ]; then
+  cp "$BUILD/unittests/TofuGpuCollectivesTests" "$STAGE/bin/collectives"
 fi
 
 # The runtimes and what they load, except the C library, the compiler's

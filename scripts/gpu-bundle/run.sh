@@ -124,6 +124,19 @@ for exe in "$HERE"/bin/check-*; do
     echo "FAIL" > "$LOG/$name.result"; failed=1; fi
 done
 
+# The GPU collectives on one rank (NCCL, the copy kernel): a gtest binary
+# that loads the bundle's CUDA runtime; a skipped test is a failure here.
+if stage a && [ -e "$HERE/bin/collectives" ]; then
+  echo "== (a) the GPU collectives on one rank"
+  if run collectives 1 60 TOFU_CUDA_RUNTIME="$HERE/lib/libtofu_runtime_cuda.so" \
+      && ! grep -q SKIPPED "$LOG/collectives.1.txt"; then
+    echo "collectives: pass"
+  else
+    echo "collectives: FAILED ($LOG/collectives.1.txt)"
+    failed=1
+  fi
+fi
+
 stage b && echo "== (b) speed: median of 20 steps after 5 warm-up"
 for exe in "$HERE"/bin/speed-*; do
   stage b || break
