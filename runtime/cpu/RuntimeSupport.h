@@ -1,13 +1,15 @@
 //===- RuntimeSupport.h - Shared helpers of the CPU runtime --*- C++ -*-===//
 //
 // The memref views, element types and error exits that every file of the
-// CPU runtime uses. Private to runtime/cpu.
+// CPU runtime uses, and the GPU collectives (runtime/cuda/Collectives.cpp)
+// too.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_RUNTIME_CPU_RUNTIMESUPPORT_H
 #define TOFU_RUNTIME_CPU_RUNTIMESUPPORT_H
 
+#include "tofu/Runtime/FetchPlan.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
 #include <mpi.h>
@@ -135,6 +137,60 @@ void forEach(const View &v, const std::vector<int64_t> &lo,
     for (int64_t j = 0; j < n; ++j)
       f(offset + j * step, index + j);
   });
+}
+
+/// Whether a view is its elements in row-major order without gaps.
+inline bool isContiguous(const View &v) {
+  int64_t expected = 1;
+  for (size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] != 1 && v.strides[d] != expected)
+      return false;
+    expected *= v.sizes[d];
+  }
+  return true;
+}
+
+/// The low corner of box `b` relative to that of `origin`.
+inline std::vector<int64_t> relative(const tofu::fetch::Box &b,
+                                     const tofu::fetch::Box &origin) {
+  std::vector<int64_t> lo(b.lo.size());
+  for (size_t d = 0; d < lo.size(); ++d)
+    lo[d] = b.lo[d] - origin.lo[d];
+  return lo;
+}
+
+/// The product of the sizes of the dimensions before `dim`: 1 when the
+/// chunks along `dim` of a contiguous view follow each other in memory.
+inline int64_t getOuterVolume(const View &v, int64_t dim) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    n *= v.sizes[d];
+  return n;
+}
+
+/// Checks that `out` has the shape of `in` but along `grow`, which is
+/// `groupSize` times larger, and `shrink`, which is `groupSize` times
+/// smaller (-1: none).
+inline void checkShapes(const View &in, const View &out, int64_t grow,
+                        int64_t shrink, int groupSize, const char *what) {
+  size_t rank = in.sizes.size();
+  bool ok = out.sizes.size() == rank && grow >= 0 && grow < (int64_t)rank &&
+            shrink < (int64_t)rank && grow != shrink;
+  for (size_t d = 0; ok && d < rank; ++d) {
+    if ((int64_t)d == grow)
+      ok = out.sizes[d] == in.sizes[d] * groupSize;
+    else if ((int64_t)d == shrink)
+      ok = in.sizes[d] == out.sizes[d] * groupSize;
+    else
+      ok = out.sizes[d] == in.sizes[d];
+  }
+  if (!ok) {
+    std::fprintf(stderr,
+                 "tofu runtime: %s: the buffers do not match a "
+                 "group of %d ranks\n",
+                 what, groupSize);
+    fatal("invalid collective");
+  }
 }
 
 /// The threads of each library call (OpenBLAS, oneDNN): TOFU_NUM_THREADS,

@@ -114,24 +114,6 @@ void copyBox(const View &from, const std::vector<int64_t> &fromLo,
   });
 }
 
-/// Whether a view is its elements in row-major order without gaps.
-bool isContiguous(const View &v) {
-  int64_t expected = 1;
-  for (size_t d = v.sizes.size(); d-- > 0;) {
-    if (v.sizes[d] != 1 && v.strides[d] != expected)
-      return false;
-    expected *= v.sizes[d];
-  }
-  return true;
-}
-
-std::vector<int64_t> relative(const fetch::Box &b, const fetch::Box &origin) {
-  std::vector<int64_t> lo(b.lo.size());
-  for (size_t d = 0; d < lo.size(); ++d)
-    lo[d] = b.lo[d] - origin.lo[d];
-  return lo;
-}
-
 struct State {
   bool ownsMpi = false;
   int rank = 0, size = 1;
@@ -193,15 +175,6 @@ MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
   return comm;
 }
 
-/// The product of the sizes of the dimensions before `dim`: 1 when the
-/// chunks along `dim` of a contiguous view follow each other in memory.
-int64_t getOuterVolume(const View &v, int64_t dim) {
-  int64_t n = 1;
-  for (int64_t d = 0; d < dim; ++d)
-    n *= v.sizes[d];
-  return n;
-}
-
 /// The message size of `elements` elements of `elementBytes` bytes, as the
 /// int that MPI counts take.
 int getMessageBytes(int64_t elements, int64_t elementBytes, const char *what) {
@@ -222,31 +195,6 @@ std::pair<int, int> getGroupRank(MPI_Comm comm) {
   TOFU_MPI_CHECK(MPI_Comm_size(comm, &size));
   TOFU_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   return {size, rank};
-}
-
-/// Checks that `out` has the shape of `in` but along `grow`, which is
-/// `groupSize` times larger, and `shrink`, which is `groupSize` times
-/// smaller (-1: none).
-void checkShapes(const View &in, const View &out, int64_t grow, int64_t shrink,
-                 int groupSize, const char *what) {
-  size_t rank = in.sizes.size();
-  bool ok = out.sizes.size() == rank && grow >= 0 && grow < (int64_t)rank &&
-            shrink < (int64_t)rank && grow != shrink;
-  for (size_t d = 0; ok && d < rank; ++d) {
-    if ((int64_t)d == grow)
-      ok = out.sizes[d] == in.sizes[d] * groupSize;
-    else if ((int64_t)d == shrink)
-      ok = in.sizes[d] == out.sizes[d] * groupSize;
-    else
-      ok = out.sizes[d] == in.sizes[d];
-  }
-  if (!ok) {
-    std::fprintf(stderr,
-                 "tofu runtime: %s: the buffers do not match a "
-                 "group of %d ranks\n",
-                 what, groupSize);
-    fatal("invalid collective");
-  }
 }
 
 /// splitmix64: a counter-based generator, one value per index.

@@ -101,8 +101,12 @@ extern "C" int32_t tofu_gpu_has_collectives(void) { return 0; }
 
 namespace {
 
+using tofu::runtime::checkShapes;
 using tofu::runtime::getInts;
+using tofu::runtime::getOuterVolume;
 using tofu::runtime::getView;
+using tofu::runtime::isContiguous;
+using tofu::runtime::relative;
 using tofu::runtime::View;
 namespace copy = tofu::copy;
 namespace fetch = tofu::fetch;
@@ -194,23 +198,6 @@ struct Staging {
   Staging(const Staging &) = delete;
   Staging &operator=(const Staging &) = delete;
 };
-
-bool isContiguous(const View &v) {
-  int64_t expected = 1;
-  for (size_t d = v.sizes.size(); d-- > 0;) {
-    if (v.sizes[d] != 1 && v.strides[d] != expected)
-      return false;
-    expected *= v.sizes[d];
-  }
-  return true;
-}
-
-int64_t getOuterVolume(const View &v, int64_t dim) {
-  int64_t n = 1;
-  for (int64_t d = 0; d < dim; ++d)
-    n *= v.sizes[d];
-  return n;
-}
 
 /// A dense row-major buffer of `sizes` at `data`, as a view.
 View getDenseView(char *data, const std::vector<int64_t> &sizes,
@@ -386,25 +373,6 @@ ncclRedOp_t getNcclOp(int64_t kind) {
   }
 }
 
-/// Checks that `out` has the shape of `in` but along `grow`, `groupSize`
-/// times larger, and `shrink`, `groupSize` times smaller (-1: none).
-void checkShapes(const View &in, const View &out, int64_t grow, int64_t shrink,
-                 int groupSize, const char *what) {
-  size_t rank = in.sizes.size();
-  bool ok = out.sizes.size() == rank && grow < (int64_t)rank &&
-            shrink < (int64_t)rank && (grow < 0 || grow != shrink);
-  for (size_t d = 0; ok && d < rank; ++d) {
-    if ((int64_t)d == grow)
-      ok = out.sizes[d] == in.sizes[d] * groupSize;
-    else if ((int64_t)d == shrink)
-      ok = in.sizes[d] == out.sizes[d] * groupSize;
-    else
-      ok = out.sizes[d] == in.sizes[d];
-  }
-  if (!ok)
-    stop(what, "the buffers do not match the group");
-}
-
 } // namespace
 
 extern "C" {
@@ -459,7 +427,9 @@ void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
   Group g = getGroup(getInts(grid), int64_t(1) << axis);
   int64_t eb = tofu::runtime::bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
-  checkShapes(in, out, -1, dim, g.size, "tofu_gpu_reduce_scatter");
+  if (dim < 0 || dim >= (int64_t)in.sizes.size() ||
+      in.sizes[dim] != out.sizes[dim] * g.size)
+    stop("tofu_gpu_reduce_scatter", "the result is not one chunk of the input");
   CUstream stream = getStream();
   // The chunks along `dim` one after the other, as NCCL expects them.
   int64_t chunk = out.volume();
@@ -499,7 +469,8 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
   Group g = getGroup(getInts(grid), axes);
   int64_t eb = tofu::runtime::bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
-  checkShapes(in, out, -1, -1, g.size, "tofu_gpu_all_reduce");
+  if (in.sizes != out.sizes)
+    stop("tofu_gpu_all_reduce", "the result does not have the input's shape");
   CUstream stream = getStream();
   // Reduce from the input (packed first if strided) into the result (or a
   // staging buffer, unpacked after, if the result is strided).
@@ -611,12 +582,6 @@ void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *src,
     recvAt[r + 1] = recvAt[r] + recvBytes[r];
   }
   Staging send(sendAt[c.size]), recv(recvAt[c.size]);
-  auto relative = [](const fetch::Box &b, const fetch::Box &origin) {
-    std::vector<int64_t> lo(b.lo.size());
-    for (size_t d = 0; d < lo.size(); ++d)
-      lo[d] = b.lo[d] - origin.lo[d];
-    return lo;
-  };
   std::vector<int64_t> sendCursor(sendAt.begin(), sendAt.end() - 1),
       recvCursor(recvAt.begin(), recvAt.end() - 1);
   std::vector<int64_t> none(in.sizes.size(), 0);
