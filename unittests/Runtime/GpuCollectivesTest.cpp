@@ -9,15 +9,16 @@
 // move between ranks needs several GPUs (scripts/gpu-check.sh --multi).
 //
 // The CUDA runtime is loaded at run time (TOFU_CUDA_RUNTIME, default the
-// build's), so that the test builds and is listed without a GPU; without
-// a GPU, a driver or the collectives every test is skipped with the reason.
+// build's), with the CPU runtime and MPI that it loads, so that the test
+// builds and is listed without a GPU (and without starting MPI's
+// transports, which an instrumented build cannot); without a GPU, a driver
+// or the collectives every test is skipped with the reason.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/TofuRuntime.h"
 
 #include <gtest/gtest.h>
-#include <mpi.h>
 
 #include <dlfcn.h>
 
@@ -61,6 +62,7 @@ using Scatter = void (*)(TofuUnrankedMemRef *, TofuUnrankedMemRef *,
 struct Runtime {
   std::string skip;
   int32_t (*probe)(char *, int64_t) = nullptr;
+  void (*init)(int64_t) = nullptr;
   void *(*alloc)(uint64_t, void *, int8_t) = nullptr;
   void (*free)(void *, void *) = nullptr;
   void (*memcpy)(void *, void *, size_t, void *) = nullptr;
@@ -91,6 +93,9 @@ const Runtime &getRuntime() {
     int32_t (*has)() = nullptr;
     find(has, "tofu_gpu_has_collectives");
     find(r->probe, "tofu_gpu_probe");
+    // The CPU runtime's, loaded with the CUDA runtime: it starts MPI, a
+    // job of one rank.
+    find(r->init, "tofu_init");
     find(r->alloc, "mgpuMemAlloc");
     find(r->free, "mgpuMemFree");
     find(r->memcpy, "mgpuMemcpy");
@@ -121,10 +126,7 @@ protected:
     const Runtime &r = getRuntime();
     if (!r.skip.empty())
       GTEST_SKIP() << r.skip;
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized)
-      MPI_Init(nullptr, nullptr);
+    r.init(1);
   }
 
   /// A device copy of `values`, freed at the end of the test.
