@@ -15,7 +15,8 @@
 //   sends itself are copied directly.
 // - Everything is queued on the CUDA runtime's one stream; staging buffers
 //   come from its caching allocator and go back to it in stream order, so
-//   that the host never waits here.
+//   that the host does not wait for the GPU here (an upload of a part
+//   table from pageable memory may wait for the driver's staging copy).
 // - The bytes each rank receives are counted as the MPI runtime counts
 //   them, into its statistics (tofu_count_received_bytes).
 //
@@ -220,7 +221,11 @@ char *getAddress(const View &v, const std::vector<int64_t> &lo) {
 /// A launch of the copy kernel, built part by part.
 class Copies {
 public:
-  explicit Copies(int64_t elementBytes) : elementBytes(elementBytes) {}
+  explicit Copies(int64_t elementBytes) : elementBytes(elementBytes) {
+    if (elementBytes != 1 && elementBytes != 2 && elementBytes != 4 &&
+        elementBytes != 8)
+      stop("the copy kernel", "elements must have 1, 2, 4 or 8 bytes");
+  }
 
   /// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`.
   void add(const View &from, const std::vector<int64_t> &fromLo, const View &to,
@@ -274,6 +279,7 @@ void Copies::launch() {
 
 /// The world communicator and the groups split from it.
 struct Communicators {
+  std::mutex mutex;
   ncclComm_t world = nullptr;
   int rank = 0, size = 1;
   std::map<std::vector<int64_t>, ncclComm_t> groups;
@@ -285,7 +291,7 @@ Communicators &getCommunicators() {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized)
-      stop("the GPU collectives", "MPI is not initialized (tofu_init)");
+      tofu_init(0);
     TOFU_MPI_CALL(MPI_Comm_rank(MPI_COMM_WORLD, &c->rank));
     TOFU_MPI_CALL(MPI_Comm_size(MPI_COMM_WORLD, &c->size));
     ncclUniqueId id;
@@ -309,9 +315,17 @@ struct Group {
 
 Group getGroup(const std::vector<int64_t> &grid, int64_t axes) {
   Communicators &c = getCommunicators();
+  std::lock_guard<std::mutex> lock(c.mutex);
   std::vector<int64_t> key = grid;
   key.push_back(axes);
   auto it = c.groups.find(key);
+  // A group over every axis longer than 1 is the world, in the world's
+  // order: no split (the same decision on every rank).
+  bool world = true;
+  for (size_t i = 0; i < grid.size(); ++i)
+    world &= grid[i] == 1 || (axes & (int64_t(1) << i)) != 0;
+  if (it == c.groups.end() && world)
+    it = c.groups.emplace(key, c.world).first;
   if (it == c.groups.end()) {
     int64_t total = 1;
     for (int64_t k : grid)

@@ -50,6 +50,10 @@ struct Part {
   int64_t begin = 0;
 };
 
+// The host compiler and nvcc must lay a Part out alike: the host uploads
+// the table that the kernel reads.
+static_assert(sizeof(Part) == 224, "Part's layout is shared with the kernel");
+
 /// The index of the part that holds element `index` of a launch of
 /// `count` parts (`begin` increasing, the first one 0): a binary search.
 TOFU_HOST_DEVICE inline int findPart(const Part *parts, int count,
