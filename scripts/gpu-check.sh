@@ -4,7 +4,8 @@
 #  (a) correctness: the k = 1 training steps (MLP, tiny Wide ResNet, tiny
 #      Transformer, LSTM) run by `tofu-run --gpu` against `tofu-run` on the
 #      CPU, rtol 1e-4 after 3 steps (test/Integration/GPU, lit features
-#      `cuda` and `mpi`);
+#      `cuda` and `mpi`), and the GPU collectives on one rank
+#      (build/unittests/TofuGpuCollectivesTests);
 #  (b) speed: benchmarks/gpu_step.py, PyTorch eager against `tofu-run
 #      --gpu` at the issue's sizes (median of 20 steps after 5 warm-up).
 # Exit status: 0 when both ran and (a) passed; 2 without an NVIDIA GPU or
@@ -115,6 +116,19 @@ fi
 if [ "$status" -ne 0 ]; then
   echo "gpu-check: (a) failed: see build/gpu-check-lit.log" >&2
   exit "$status"
+fi
+
+# The GPU collectives on one rank (NCCL and the copy kernel); a skipped
+# test fails here.
+if [ -x build/unittests/TofuGpuCollectivesTests ]; then
+  if ! build/unittests/TofuGpuCollectivesTests >build/gpu-check-collectives.log 2>&1 \
+      || grep -q SKIPPED build/gpu-check-collectives.log; then
+    cat build/gpu-check-collectives.log
+    echo "gpu-check: (a) failed: the GPU collectives test" \
+      "(build/gpu-check-collectives.log)" >&2
+    exit 1
+  fi
+  echo "gpu-check: the GPU collectives passed on one rank"
 fi
 
 echo "gpu-check: (a) passed"

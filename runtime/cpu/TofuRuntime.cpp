@@ -641,14 +641,21 @@ void tofu_print_difference(double difference, double normDifference) {
   }
 }
 
-void tofu_count_received_bytes(int64_t kind, double bytes) {
+/// The counter of received bytes of `kind` (TOFU_COUNT_*).
+static double &getReceivedBytes(int64_t kind) {
   State &s = state();
   double *counts[5] = {&s.fetchBytes, &s.allGatherBytes, &s.allToAllBytes,
                        &s.reduceScatterBytes, &s.allReduceBytes};
   if (kind < 0 || kind > 4)
-    fatal("tofu_count_received_bytes: unknown collective");
-  *counts[kind] += bytes;
+    fatal("the received bytes of an unknown collective");
+  return *counts[kind];
 }
+
+void tofu_count_received_bytes(int64_t kind, double bytes) {
+  getReceivedBytes(kind) += bytes;
+}
+
+double tofu_received_bytes(int64_t kind) { return getReceivedBytes(kind); }
 
 void tofu_print_statistics(int64_t steps) {
   ensureInitialized();

@@ -526,7 +526,14 @@ void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
   std::vector<int64_t> shape = in.sizes;
   shape[splitDim] = out.sizes[splitDim];
   int64_t chunk = out.volume() / g.size * elementBytes;
-  Staging send(in.volume() * elementBytes), recv(out.volume() * elementBytes);
+  // The chunks follow each other in a contiguous tile without dimensions
+  // before the split (concatenated) one: NCCL reads (writes) them there.
+  bool sendDirect = getOuterVolume(in, splitDim) == 1 && isContiguous(in);
+  bool recvDirect = getOuterVolume(out, concatDim) == 1 && isContiguous(out);
+  Staging send(sendDirect ? 0 : in.volume() * elementBytes);
+  Staging recv(recvDirect ? 0 : out.volume() * elementBytes);
+  char *sendBase = sendDirect ? in.data : send.data;
+  char *recvBase = recvDirect ? out.data : recv.data;
   std::vector<int64_t> zero(in.sizes.size(), 0);
   Copies pack(elementBytes), unpack(elementBytes);
   for (int j = 0; j < g.size; ++j) {
@@ -538,19 +545,22 @@ void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
       pack.add(in, from, out, to, shape);
       continue;
     }
-    pack.add(in, from, getDenseView(send.data + j * chunk, shape, elementBytes),
-             zero, shape);
-    unpack.add(getDenseView(recv.data + j * chunk, shape, elementBytes), zero,
-               out, to, shape);
+    if (!sendDirect)
+      pack.add(in, from,
+               getDenseView(send.data + j * chunk, shape, elementBytes), zero,
+               shape);
+    if (!recvDirect)
+      unpack.add(getDenseView(recv.data + j * chunk, shape, elementBytes), zero,
+                 out, to, shape);
   }
   pack.launch();
   TOFU_NCCL_CHECK(nccl().groupStart());
   for (int j = 0; j < g.size; ++j) {
     if (j == g.me)
       continue;
-    TOFU_NCCL_CHECK(nccl().send(send.data + j * chunk, size_t(chunk), ncclInt8,
+    TOFU_NCCL_CHECK(nccl().send(sendBase + j * chunk, size_t(chunk), ncclInt8,
                                 j, g.comm, stream));
-    TOFU_NCCL_CHECK(nccl().recv(recv.data + j * chunk, size_t(chunk), ncclInt8,
+    TOFU_NCCL_CHECK(nccl().recv(recvBase + j * chunk, size_t(chunk), ncclInt8,
                                 j, g.comm, stream));
   }
   TOFU_NCCL_CHECK(nccl().groupEnd());

@@ -56,6 +56,9 @@ enum {
 /// (TOFU_COUNT_*) to the counts that tofu_print_statistics prints: the
 /// GPU collectives count their bytes here, as the MPI runtime does its own.
 void tofu_count_received_bytes(int64_t kind, double bytes);
+/// The bytes this rank has received so far in collectives of kind `kind`
+/// (TOFU_COUNT_*), as tofu_print_statistics sums them.
+double tofu_received_bytes(int64_t kind);
 
 /// Initializes MPI if needed. `gridSize` > 0 checks that the job has that
 /// many ranks and aborts with a message otherwise.

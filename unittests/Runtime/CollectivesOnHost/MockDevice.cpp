@@ -1,0 +1,351 @@
+//===- MockDevice.cpp - The GPU collectives' device, on the host ----------===//
+//
+// The CUDA driver calls, the CUDA runtime's allocator and stream (mgpu*) and
+// the NCCL calls that runtime/cuda/Collectives.cpp makes, run on the host
+// so that the collectives are tested without a GPU
+// (CollectivesOnHostTest.cpp). GPU work is deferred until mock_flush(), as
+// on the runtime's one stream; freed blocks are handed out again at once
+// (newest first, same size), as by its caching allocator; the copy kernel
+// runs its grid-stride loop over CopyParts.h's copyElement, checking that
+// every element is copied exactly once; NCCL is emulated over MPI, checking
+// in-place rules, group calls and matching send and receive sizes. Built as
+// libnccl.so.2, which Collectives.cpp's dlopen then finds already loaded.
+//
+//===----------------------------------------------------------------------===//
+#include "tofu/Runtime/CopyParts.h"
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda.h>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mpi.h>
+#include <nccl.h>
+#include <set>
+#include <vector>
+
+static std::deque<std::function<void()>> &queue() {
+  static std::deque<std::function<void()>> q;
+  return q;
+}
+static void fail(const char *m) {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  std::fprintf(stderr, "[rank %d] MOCK FAILURE: %s\n", r, m);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+}
+extern "C" void mock_flush() {
+  while (!queue().empty()) {
+    auto f = std::move(queue().front());
+    queue().pop_front();
+    f();
+  }
+}
+extern "C" long mock_queued() { return (long)queue().size(); }
+long launches = 0;
+extern "C" long mock_launches() { return launches; }
+
+// The copy kernel's image, which cuModuleLoadData below ignores.
+extern "C" const unsigned char tofu_copy_parts_fatbin[1] = {0};
+
+// ---- allocator (mgpuMemAlloc / mgpuMemFree / mgpuStreamCreate)
+static std::map<uint64_t, std::vector<char *>> freeList;
+static std::map<char *, uint64_t> live;
+extern "C" void *mgpuStreamCreate() { return (void *)0x5157; }
+extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, int8_t) {
+  if (stream != (void *)0x5157)
+    fail("mgpuMemAlloc: wrong stream");
+  if (bytes == 0)
+    return nullptr;
+  char *p;
+  auto &l = freeList[bytes];
+  if (!l.empty()) {
+    p = l.back();
+    l.pop_back();
+  } else {
+    p = (char *)aligned_alloc(256, (bytes + 255) / 256 * 256);
+    std::memset(p, 0xCD, bytes);
+  }
+  live[p] = bytes;
+  return p;
+}
+extern "C" void mgpuMemFree(void *ptr, void *stream) {
+  if (!ptr)
+    return;
+  if (stream != (void *)0x5157)
+    fail("mgpuMemFree: wrong stream");
+  auto it = live.find((char *)ptr);
+  if (it == live.end())
+    fail("mgpuMemFree: unknown pointer");
+  freeList[it->second].push_back((char *)ptr);
+  live.erase(it);
+}
+extern "C" long mock_live() { return (long)live.size(); }
+
+// ---- CUDA driver
+extern "C" CUresult cuGetErrorName(CUresult, const char **s) {
+  *s = "mock";
+  return 0;
+}
+extern "C" CUresult cuModuleLoadData(CUmodule *m, const void *) {
+  *m = (CUmodule)0x1;
+  return 0;
+}
+extern "C" CUresult cuModuleGetFunction(CUfunction *f, CUmodule,
+                                        const char *n) {
+  if (std::strcmp(n, "tofu_copy_parts"))
+    fail("kernel name");
+  *f = (CUfunction)0x2;
+  return 0;
+}
+extern "C" CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src,
+                                      size_t n, CUstream) {
+  // Pageable memory: the driver reads the host buffer before returning.
+  std::vector<char> copy((const char *)src, (const char *)src + n);
+  queue().push_back(
+      [dst, copy] { std::memcpy((void *)dst, copy.data(), copy.size()); });
+  return 0;
+}
+extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
+                                   unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shm, CUstream,
+                                   void **args, void **extra) {
+  if (f != (CUfunction)0x2 || gy != 1 || gz != 1 || by != 1 || bz != 1 ||
+      extra || shm)
+    fail("launch config");
+  // The kernel's parameters: const Part *, int, long long, int.
+  const tofu::copy::Part *table = *(const tofu::copy::Part **)args[0];
+  int count = *(int *)args[1];
+  long long total = *(long long *)args[2];
+  int eb = *(int *)args[3];
+  if (gx == 0 || bx == 0)
+    fail("empty grid");
+  ++launches;
+  queue().push_back([=] {
+    long long stride = (long long)gx * bx;
+    std::vector<char> hit(total, 0);
+    for (unsigned b = 0; b < gx; ++b)
+      for (unsigned t = 0; t < bx; ++t)
+        for (long long i = (long long)b * bx + t; i < total; i += stride) {
+          if (hit[i]++)
+            fail("element copied twice");
+          tofu::copy::copyElement(table, count, i, eb);
+        }
+    for (long long i = 0; i < total; ++i)
+      if (!hit[i])
+        fail("element not copied");
+  });
+  return 0;
+}
+
+// ---- NCCL over MPI
+struct ncclComm {
+  MPI_Comm comm;
+  int rank, size;
+};
+static MPI_Datatype mpiType(ncclDataType_t t) {
+  switch (t) {
+  case ncclInt8:
+    return MPI_INT8_T;
+  case ncclInt32:
+    return MPI_INT32_T;
+  case ncclInt64:
+    return MPI_INT64_T;
+  case ncclFloat32:
+    return MPI_FLOAT;
+  case ncclFloat64:
+    return MPI_DOUBLE;
+  }
+  fail("type");
+  return MPI_BYTE;
+}
+static int typeSize(ncclDataType_t t) {
+  int s;
+  MPI_Type_size(mpiType(t), &s);
+  return s;
+}
+static MPI_Op mpiOp(ncclRedOp_t o) {
+  switch (o) {
+  case ncclSum:
+    return MPI_SUM;
+  case ncclProd:
+    return MPI_PROD;
+  case ncclMax:
+    return MPI_MAX;
+  case ncclMin:
+    return MPI_MIN;
+  }
+  fail("op");
+  return MPI_SUM;
+}
+extern "C" const char *ncclGetErrorString(ncclResult_t) {
+  return "mock nccl error";
+}
+extern "C" ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  for (int i = 0; i < 128; ++i)
+    id->internal[i] = char(i * 7 + 3);
+  return ncclSuccess;
+}
+static int groupDepth = 0;
+extern "C" ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id,
+                                         int rank) {
+  if (groupDepth)
+    fail("init inside a group");
+  int wr, ws;
+  MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+  MPI_Comm_size(MPI_COMM_WORLD, &ws);
+  if (n != ws || rank != wr)
+    fail("init rank/size");
+  for (int i = 0; i < 128; ++i)
+    if (id.internal[i] != char(i * 7 + 3))
+      fail("unique id not broadcast");
+  auto *x = new ncclComm();
+  MPI_Comm_dup(MPI_COMM_WORLD, &x->comm);
+  x->rank = rank;
+  x->size = n;
+  *c = x;
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclCommSplit(ncclComm_t p, int color, int key,
+                                      ncclComm_t *c, ncclConfig_t *) {
+  if (groupDepth)
+    fail("split inside a group");
+  if (color < 0)
+    fail("negative color");
+  auto *x = new ncclComm();
+  MPI_Comm_split(p->comm, color, key, &x->comm);
+  MPI_Comm_rank(x->comm, &x->rank);
+  MPI_Comm_size(x->comm, &x->size);
+  *c = x;
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclCommCount(const ncclComm_t c, int *n) {
+  *n = c->size;
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclCommUserRank(const ncclComm_t c, int *r) {
+  *r = c->rank;
+  return ncclSuccess;
+}
+
+static bool overlap(const char *a, size_t na, const char *b, size_t nb) {
+  return na && nb && a < b + nb && b < a + na;
+}
+extern "C" ncclResult_t ncclAllGather(const void *s, void *r, size_t count,
+                                      ncclDataType_t t, ncclComm_t c,
+                                      cudaStream_t) {
+  if (groupDepth)
+    fail("collective in group (not used)");
+  size_t bytes = count * typeSize(t);
+  const char *send = (const char *)s;
+  char *recv = (char *)r;
+  bool inPlace = send == recv + c->rank * bytes;
+  if (!inPlace && overlap(send, bytes, recv, bytes * c->size))
+    fail("allgather: overlapping but not in place");
+  queue().push_back([=] {
+    std::vector<char> mine(send, send + bytes);
+    MPI_Allgather(mine.data(), (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE,
+                  c->comm);
+  });
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclReduceScatter(const void *s, void *r, size_t count,
+                                          ncclDataType_t t, ncclRedOp_t o,
+                                          ncclComm_t c, cudaStream_t) {
+  size_t bytes = count * typeSize(t);
+  const char *send = (const char *)s;
+  char *recv = (char *)r;
+  bool inPlace = recv == send + c->rank * bytes;
+  if (!inPlace && overlap(send, bytes * c->size, recv, bytes))
+    fail("reducescatter: overlapping but not in place");
+  queue().push_back([=] {
+    std::vector<char> in(send, send + bytes * c->size), out(bytes);
+    MPI_Reduce_scatter_block(in.data(), out.data(), (int)count, mpiType(t),
+                             mpiOp(o), c->comm);
+    std::memcpy(recv, out.data(), bytes);
+  });
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclAllReduce(const void *s, void *r, size_t count,
+                                      ncclDataType_t t, ncclRedOp_t o,
+                                      ncclComm_t c, cudaStream_t) {
+  size_t bytes = count * typeSize(t);
+  const char *send = (const char *)s;
+  char *recv = (char *)r;
+  if (send != recv && overlap(send, bytes, recv, bytes))
+    fail("allreduce: partial overlap");
+  queue().push_back([=] {
+    std::vector<char> in(send, send + bytes), out(bytes);
+    MPI_Allreduce(in.data(), out.data(), (int)count, mpiType(t), mpiOp(o),
+                  c->comm);
+    std::memcpy(recv, out.data(), bytes);
+  });
+  return ncclSuccess;
+}
+struct P2P {
+  bool send;
+  char *buf;
+  size_t bytes;
+  int peer;
+  ncclComm_t comm;
+};
+static std::vector<P2P> pending;
+extern "C" ncclResult_t ncclSend(const void *b, size_t count, ncclDataType_t t,
+                                 int peer, ncclComm_t c, cudaStream_t) {
+  if (!groupDepth)
+    fail("send outside group");
+  if (peer < 0 || peer >= c->size)
+    fail("send peer out of range");
+  pending.push_back({true, const_cast<char *>(static_cast<const char *>(b)),
+                     count * typeSize(t), peer, c});
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclRecv(void *b, size_t count, ncclDataType_t t,
+                                 int peer, ncclComm_t c, cudaStream_t) {
+  if (!groupDepth)
+    fail("recv outside group");
+  if (peer < 0 || peer >= c->size)
+    fail("recv peer out of range");
+  pending.push_back({false, (char *)b, count * typeSize(t), peer, c});
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclGroupStart() {
+  ++groupDepth;
+  return ncclSuccess;
+}
+extern "C" ncclResult_t ncclGroupEnd() {
+  if (--groupDepth)
+    return ncclSuccess;
+  std::vector<P2P> ops;
+  ops.swap(pending);
+  if (ops.empty())
+    return ncclSuccess;
+  queue().push_back([ops] {
+    std::vector<MPI_Request> reqs(ops.size());
+    std::vector<std::vector<char>> tmp(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const P2P &p = ops[i];
+      if (p.send) {
+        tmp[i].assign(p.buf, p.buf + p.bytes);
+        MPI_Isend(tmp[i].data(), (int)p.bytes, MPI_BYTE, p.peer, 99,
+                  p.comm->comm, &reqs[i]);
+      } else {
+        tmp[i].resize(p.bytes + 1);
+        MPI_Irecv(tmp[i].data(), (int)p.bytes + 1, MPI_BYTE, p.peer, 99,
+                  p.comm->comm, &reqs[i]);
+      }
+    }
+    std::vector<MPI_Status> st(ops.size());
+    MPI_Waitall((int)ops.size(), reqs.data(), st.data());
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (!ops[i].send) {
+        int n;
+        MPI_Get_count(&st[i], MPI_BYTE, &n);
+        if ((size_t)n != ops[i].bytes)
+          fail("recv size differs from the matching send");
+        std::memcpy(ops[i].buf, tmp[i].data(), ops[i].bytes);
+      }
+  });
+  return ncclSuccess;
+}
