@@ -144,6 +144,31 @@ struct ncclComm {
   MPI_Comm comm;
   int rank, size;
 };
+
+// The communicators made, freed when MPI_Finalize deletes MPI_COMM_SELF's
+// attributes (first thing it does): the collectives never destroy theirs,
+// and MPICH would report the MPI communicators left as leaks.
+static std::vector<ncclComm *> &comms() {
+  static std::vector<ncclComm *> all;
+  return all;
+}
+static int freeComms(MPI_Comm, int, void *, void *) {
+  for (ncclComm *c : comms()) {
+    MPI_Comm_free(&c->comm);
+    delete c;
+  }
+  comms().clear();
+  return MPI_SUCCESS;
+}
+static ncclComm *newComm() {
+  if (comms().empty()) {
+    int key = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeComms, &key, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+  }
+  comms().push_back(new ncclComm());
+  return comms().back();
+}
 static MPI_Datatype mpiType(ncclDataType_t t) {
   switch (t) {
   case ncclInt8:
@@ -200,7 +225,7 @@ extern "C" ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id,
   for (int i = 0; i < 128; ++i)
     if (id.internal[i] != char(i * 7 + 3))
       fail("unique id not broadcast");
-  auto *x = new ncclComm();
+  auto *x = newComm();
   MPI_Comm_dup(MPI_COMM_WORLD, &x->comm);
   x->rank = rank;
   x->size = n;
@@ -213,7 +238,7 @@ extern "C" ncclResult_t ncclCommSplit(ncclComm_t p, int color, int key,
     fail("split inside a group");
   if (color < 0)
     fail("negative color");
-  auto *x = new ncclComm();
+  auto *x = newComm();
   MPI_Comm_split(p->comm, color, key, &x->comm);
   MPI_Comm_rank(x->comm, &x->rank);
   MPI_Comm_size(x->comm, &x->size);
