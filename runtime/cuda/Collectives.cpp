@@ -130,12 +130,6 @@ namespace fetch = tofu::fetch;
     }                                                                          \
   } while (0)
 
-#define TOFU_MPI_CALL(call)                                                    \
-  do {                                                                         \
-    if ((call) != MPI_SUCCESS)                                                 \
-      stop(#call, "MPI error");                                                \
-  } while (0)
-
 /// NCCL, loaded on first use rather than linked: the CUDA runtime then
 /// loads where NCCL is not installed (a GPU machine whose NCCL comes with
 /// PyTorch, found through LD_LIBRARY_PATH), and only a partitioned step
@@ -292,12 +286,12 @@ Communicators &getCommunicators() {
     MPI_Initialized(&initialized);
     if (!initialized)
       tofu_init(0);
-    TOFU_MPI_CALL(MPI_Comm_rank(MPI_COMM_WORLD, &c->rank));
-    TOFU_MPI_CALL(MPI_Comm_size(MPI_COMM_WORLD, &c->size));
+    TOFU_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &c->rank));
+    TOFU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &c->size));
     ncclUniqueId id;
     if (c->rank == 0)
       TOFU_NCCL_CHECK(nccl().getUniqueId(&id));
-    TOFU_MPI_CALL(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
+    TOFU_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
     getStream();
     TOFU_NCCL_CHECK(nccl().commInitRank(&c->world, c->size, id, c->rank));
     return c;

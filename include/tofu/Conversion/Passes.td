@@ -35,10 +35,10 @@ def ConvertTofuToMPI : Pass<"convert-tofu-to-mpi", "mlir::ModuleOp"> {
     `include/tofu/Runtime/TofuCudaRuntime.h` instead (`tofu_gpu_fetch`,
     `tofu_gpu_all_gather`, ...: the same arguments, on device buffers), and
     each is tagged `tofu.library = "collective"` with
-    `tofu.device_operands = 2`: for
-    `tofu-gpu-pipeline` it is a library call whose first two operands (the
-    input and the result) are device buffers and whose others (the grid,
-    the offsets) are host constants, queued on the step's stream.
+    `tofu.device_operands = 2`: for `tofu-gpu-pipeline` it is a library
+    call whose first two operands (the input and the result) are device
+    buffers and whose others (the grid, the offsets) are host constants,
+    queued on the step's stream.
 
     ```mlir
     %1 = tofu.fetch %0 on @g shape [4] from [0, 2] to [2, 0]

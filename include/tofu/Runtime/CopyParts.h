@@ -1,5 +1,4 @@
-//===- CopyParts.h - The element mapping of the MultiFetch kernel -*- C++
-//-*-===//
+//===- CopyParts.h - The element mapping of the copy kernel -----*- C++ -*-===//
 //
 // One launch of the GPU collectives' copy kernel (runtime/cuda/MultiFetch.cu)
 // moves a list of parts: each part is a box of elements, read from a
@@ -10,7 +9,8 @@
 //
 // The arithmetic is here, compiled for the host and, under nvcc, for the
 // device, so that the kernel and the host tests
-// (unittests/Runtime/CopyPartsTest.cpp) compute the same mapping. Free of
+// (unittests/Runtime/FetchPlanTest.cpp, CollectivesOnHost/) compute the
+// same mapping. Free of
 // CUDA and MLIR.
 //
 //===----------------------------------------------------------------------===//
@@ -168,7 +168,7 @@ inline int64_t numberParts(std::vector<Part> &parts) {
 }
 
 /// Runs a launch on the host, element by element, as the kernel's threads
-/// do: for the unit tests and for host memory.
+/// do (the unit tests).
 inline void copyOnHost(const std::vector<Part> &parts, int64_t total,
                        int elementBytes) {
   for (int64_t i = 0; i < total; ++i)

@@ -120,7 +120,7 @@ void createLibraryCall(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
   func::FuncOp callee =
       declareRuntimeFunction(module, name, ValueRange(args).getTypes(), {});
   auto call = func::CallOp::create(b, op.getLoc(), callee, args);
-  call->setAttr("tofu.library", b.getStringAttr(library));
+  call->setAttr(kLibraryAttr, b.getStringAttr(library));
   if (std::optional<int64_t> flops = getMultiplyAccumulateFlops(op))
     call->setAttr("tofu.flops", b.getI64IntegerAttr(*flops));
 }

@@ -110,7 +110,7 @@ BufferUses collectUses(Value buffer) {
           uses.device = true;
           continue;
         }
-        uses.host[user] |= false;
+        uses.host.insert({user, /*writes=*/false});
         continue;
       }
       bool aliases = llvm::any_of(user->getResultTypes(), [](Type type) {

@@ -61,7 +61,7 @@ Counts countFunction(FunctionOpInterface func) {
   Counts counts;
   func.walk([&](Operation *op) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
-      auto library = call->getAttrOfType<StringAttr>("tofu.library");
+      auto library = call->getAttrOfType<StringAttr>(tofu::kLibraryAttr);
       if (!library)
         return;
       // Communication (convert-tofu-to-mpi{runtime=gpu}) computes nothing.

@@ -26,7 +26,7 @@ using namespace mlir;
 
 bool tofu::isLibraryCall(Operation *op) {
   return isa<func::CallOp>(op) &&
-         (op->hasAttr("tofu.library") || op->hasAttr(kStreamOrderedAttr));
+         (op->hasAttr(tofu::kLibraryAttr) || op->hasAttr(kStreamOrderedAttr));
 }
 
 bool tofu::callsFunctionWithBody(Operation *op) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToMPI/TofuToMPI.h"
+#include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 #include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
@@ -26,10 +27,6 @@ using namespace mlir;
 using namespace tofu;
 
 namespace {
-
-/// The tags of a GPU collective's call (tofu-gpu-device-memory).
-constexpr llvm::StringLiteral kLibraryAttr = "tofu.library";
-constexpr llvm::StringLiteral kDeviceOperandsAttr = "tofu.device_operands";
 
 /// Element type codes of the runtime.
 constexpr int64_t kF32 = 0, kF64 = 1;

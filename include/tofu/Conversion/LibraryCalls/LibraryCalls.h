@@ -33,6 +33,16 @@ namespace tofu {
 #define GEN_PASS_DECL_TOFUFUSEELEMENTWISE
 #include "tofu/Conversion/Passes.h.inc"
 
+/// Tags a call of a library: its value names the library (openblas, onednn,
+/// cublas, cudnn, or collective for the GPU collectives of
+/// convert-tofu-to-mpi{runtime=gpu}); the reports count the calls by it.
+inline constexpr llvm::StringLiteral kLibraryAttr = "tofu.library";
+
+/// On a library call that takes buffers: how many of its first operands
+/// are device buffers (the others are host buffers that it reads).
+inline constexpr llvm::StringLiteral kDeviceOperandsAttr =
+    "tofu.device_operands";
+
 /// The loops of a linalg op that computes C[b..](m, n) += A[b..](m, k) *
 /// B[b..](k, n): loop positions of the batch loops (outermost first), of M,
 /// N and K, and which input is A (the one indexed by M).

@@ -46,11 +46,6 @@ bool isLibraryOp(mlir::linalg::LinalgOp op);
 /// keeps it in the chain, as it does a library call.
 inline constexpr llvm::StringLiteral kStreamOrderedAttr = "tofu.stream_ordered";
 
-/// On a library call that takes buffers: how many of its first operands
-/// are device buffers (the others are host buffers that it reads).
-inline constexpr llvm::StringLiteral kDeviceOperandsAttr =
-    "tofu.device_operands";
-
 /// Whether `call` is a library call of convert-tofu-to-gpu (tagged
 /// `tofu.library`), or a call marked `tofu.stream_ordered`: the CUDA runtime
 /// queues both on its one stream.
