@@ -348,7 +348,12 @@ def TofuFuseElementwise
       (`0 + v = v`), which may fuse;
     - nothing is fused into a GEMM-shaped op or a convolution (the shared
       matchers of `lib/Conversion/LibraryCalls`), so that every product
-      stays a BLAS call and every convolution a oneDNN or cuDNN call.
+      stays a BLAS call and every convolution a oneDNN or cuDNN call;
+    - first of all, a sum `a + p` whose term `p` is a product into a zero
+      fill with no other use becomes the product accumulating into `a`
+      (a library call with beta = 1): a weight's gradient summed over its
+      uses (an LSTM's, over the time steps) no longer zeroes, writes and
+      re-reads a weight-sized buffer per use.
 
     Functions tagged `tofu.driver` are left alone. `tofu-gpu-pipeline`
     runs it first; on the CPU `tofu-run` runs it after `tofu-train-driver`

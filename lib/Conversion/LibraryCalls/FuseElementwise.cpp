@@ -60,6 +60,60 @@ struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// A sum `a + p` of two tensors, where `p` is the only use of a product (a
+/// GEMM or a convolution by the shared matchers) that accumulates into a
+/// zero fill, becomes the product accumulating into `a`: library calls then
+/// add into `a`'s buffer with beta = 1. tofu-autodiff sums a weight's
+/// gradient over its uses this way; for an LSTM's input weights, one
+/// product per time step, each zeroing and writing a whole weight-sized
+/// result that the sum then reads again. Only the rounding changes: the
+/// product adds its terms to `a` instead of to zero and then to `a`.
+struct AccumulateIntoProduct : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+        op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+        op.getNumReductionLoops() != 0 ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return failure();
+    Block &body = op.getRegion().front();
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+    if (!add || &body.front() != add.getOperation() ||
+        !llvm::is_contained(op.getRegionInputArgs(), add.getLhs()) ||
+        !llvm::is_contained(op.getRegionInputArgs(), add.getRhs()) ||
+        add.getLhs() == add.getRhs())
+      return failure();
+    Type type = op->getResult(0).getType();
+    // The later-defined product first: the other term then already
+    // dominates it.
+    for (unsigned i : {1u, 0u}) {
+      Value term = op.getDpsInputs()[i], other = op.getDpsInputs()[1 - i];
+      auto product = term.getDefiningOp<linalg::LinalgOp>();
+      if (!product || !term.hasOneUse() || product->getNumResults() != 1 ||
+          product.getNumDpsInits() != 1 || term.getType() != type ||
+          other.getType() != type || !tofu::isProductOp(product))
+        continue;
+      OpOperand *init = product.getDpsInitOperand(0);
+      auto fill = init->get().getDefiningOp<linalg::FillOp>();
+      if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()))
+        continue;
+      Operation *definer = other.getDefiningOp();
+      if (definer && definer->getBlock() == product->getBlock() &&
+          !definer->isBeforeInBlock(product))
+        rewriter.moveOpAfter(product, definer);
+      else if (definer && definer->getBlock() != product->getBlock())
+        continue;
+      rewriter.modifyOpInPlace(product, [&] { init->set(other); });
+      rewriter.replaceOp(op, term);
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// Whether `operand`'s op may take in its producer: a linalg op that does
 /// not become a library call (a GEMM or a convolution).
 bool takesProducer(OpOperand &operand) {
@@ -107,6 +161,14 @@ struct TofuFuseElementwisePass
           TofuFuseElementwisePass> {
   using Base::Base;
   void runOnOperation() override {
+    // Sums into products first, before fusion merges the sums' chain.
+    RewritePatternSet accumulations(&getContext());
+    accumulations.add<AccumulateIntoProduct>(&getContext());
+    FrozenRewritePatternSet frozenAccumulations(std::move(accumulations));
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver))
+        if (failed(applyPatternsGreedily(func, frozenAccumulations)))
+          return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<DropZeroAccumulation>(&getContext());
     bool fuseIntoAll = duplicate;

@@ -51,3 +51,64 @@ func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %w: tensor<8x3xf32>) 
   } -> tensor<4x3xf32>
   return %b, %m : tensor<4x8xf32>, tensor<4x3xf32>
 }
+
+// Tests that a sum of two products into zero fills, each used once (a
+// weight's gradient summed over two uses), becomes the later product
+// accumulating into the earlier one (beta = 1 for the library call), and
+// that a product with another use keeps its zero fill and the sum.
+
+// CHECK-LABEL: func.func @accumulate
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: %[[FIRST:.*]] = linalg.generic {{.*}} outs(%[[ZERO]] : tensor<4x3xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[SECOND:.*]] = linalg.generic {{.*}} ins(%arg2, %arg3 : tensor<4x8xf32>, tensor<8x3xf32>) outs(%[[FIRST]] : tensor<4x3xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[SECOND]]
+func.func @accumulate(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %y: tensor<4x8xf32>, %v: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %m1 = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f1 : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %m2 = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%y, %v : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f2 : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%m1, %m2 : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %sum : tensor<4x3xf32>
+}
+
+// CHECK-LABEL: func.func @shared_product
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: %[[PRODUCT:.*]] = linalg.generic {{.*}} outs(%[[ZERO]] : tensor<4x3xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%arg2, %[[PRODUCT]] : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: arith.addf
+// CHECK: return %[[SUM]], %[[PRODUCT]]
+func.func @shared_product(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %a: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %m1 = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f1 : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %m1 : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %sum, %m1 : tensor<4x3xf32>, tensor<4x3xf32>
+}
