@@ -719,10 +719,8 @@ struct BlockKeyHash {
   }
 };
 
-std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> &
-freeBlocks() {
-  static std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash>
-      blocks;
+std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> &freeBlocks() {
+  static std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> blocks;
   return blocks;
 }
 
