@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace tofu;
 
@@ -343,7 +344,8 @@ ProgramCostModel::getIteration(int o, const std::vector<int> &cutVars,
 
 std::optional<GridRegion>
 ProgramCostModel::getInputRegions(int o, unsigned j,
-                                  const GridRegion &iteration) const {
+                                  const GridRegion &iteration,
+                                  bool *everyRankReads) const {
   const OpNode &node = graph.ops[o];
   int t = node.inputs[j];
   if (t < 0 || !held[t])
@@ -451,6 +453,12 @@ ProgramCostModel::getInputRegions(int o, unsigned j,
     });
     if (!read)
       return std::nullopt;
+  }
+  if (everyRankReads) {
+    *everyRankReads = true;
+    for (const DimRanges &dim : regions)
+      for (auto range : dim.at)
+        *everyRankReads &= range.second >= range.first;
   }
   // Ranks that read regions of different shapes fetch same-shaped windows
   // (getUniformWindows of Distribution.h).
@@ -571,8 +579,36 @@ std::optional<double> ProgramCostModel::getFeedBytes(
   return bytes;
 }
 
+/// `d` without the axes its interval does not vary along: two regions
+/// that give every rank the same box then have the same ranges.
+static DimRanges getCanonical(const DimRanges &d, const ProcessGrid &grid) {
+  DimRanges out = d;
+  for (size_t i = out.axes.size(); i-- > 0;) {
+    size_t size = grid.shape[out.axes[i]], inner = 1;
+    for (size_t j = i + 1; j < out.axes.size(); ++j)
+      inner *= grid.shape[out.axes[j]];
+    size_t outer = out.at.size() / (size * inner);
+    bool varies = false;
+    for (size_t o = 0; o < outer && !varies; ++o)
+      for (size_t c = 1; c < size && !varies; ++c)
+        for (size_t n = 0; n < inner && !varies; ++n)
+          varies = out.at[(o * size + c) * inner + n] !=
+                   out.at[o * size * inner + n];
+    if (varies)
+      continue;
+    std::vector<std::pair<int64_t, int64_t>> at;
+    for (size_t o = 0; o < outer; ++o)
+      for (size_t n = 0; n < inner; ++n)
+        at.push_back(out.at[o * size * inner + n]);
+    out.at = std::move(at);
+    out.axes.erase(out.axes.begin() + i);
+  }
+  return out;
+}
+
 std::optional<ProgramBytes>
-ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
+ProgramCostModel::evaluate(const GridPlan &plan, std::string &message,
+                           bool shareFetches) const {
   if (!error.empty()) {
     message = error;
     return std::nullopt;
@@ -590,6 +626,10 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
   out.tensorBytes.assign(graph.tensors.size(), 0);
   // Edges that repeat with the same choices cost the same.
   std::unordered_map<std::string, double> known;
+  // Regions of a tensor already fetched for another operator's input come
+  // for free where every rank reads some of it: tofu-partition reuses that
+  // conversion (FunctionPartitioner::getLocal).
+  std::unordered_set<std::string> fetched;
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const OpNode &node = graph.ops[o];
     std::optional<GridRegion> iteration =
@@ -599,6 +639,32 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message) const {
       return std::nullopt;
     }
     auto edge = [&](unsigned j, int t, bool output) {
+      if (!output && shareFetches) {
+        bool everyRankReads = false;
+        std::optional<GridRegion> regions =
+            getInputRegions(o, j, *iteration, &everyRankReads);
+        if (!regions)
+          return;
+        // tofu-partition shares only conversions whose every rank reads a
+        // non-empty region (the windows of ranks that read nothing are
+        // placed differently by the two).
+        if (everyRankReads) {
+          std::string region;
+          appendKey(region, t);
+          for (const DimRanges &dim : *regions) {
+            DimRanges d = getCanonical(dim, grid);
+            appendKey(region, d.axes.size());
+            for (unsigned axis : d.axes)
+              appendKey(region, axis);
+            for (auto [lo, hi] : d.at) {
+              appendKey(region, lo);
+              appendKey(region, hi);
+            }
+          }
+          if (!fetched.insert(std::move(region)).second)
+            return;
+        }
+      }
       std::string key = getEdgeKey(o, j, output);
       for (int v : plan.cutVars[o])
         appendKey(key, v);

@@ -46,12 +46,12 @@ static ProcessGrid getProcessGrid(const Plan &plan) {
 }
 
 bool tofu::evaluateProgramBytes(const Graph &graph, Plan &plan,
-                                std::string &error) {
+                                std::string &error, bool shareFetches) {
   plan.programBytes = -1;
   plan.programTensorBytes.clear();
   ProgramCostModel model(graph, getProcessGrid(plan));
   std::optional<ProgramBytes> bytes =
-      model.evaluate(getGridPlan(graph, plan), error);
+      model.evaluate(getGridPlan(graph, plan), error, shareFetches);
   if (!bytes)
     return false;
   plan.programBytes = bytes->total;
@@ -180,7 +180,11 @@ static StepModel::EdgeCosts getEdgeCosts(const Graph &graph,
 void tofu::refinePlan(const Graph &graph, Plan &plan,
                       const SearchOptions &options) {
   std::string error;
-  if (plan.steps.size() < 2 || !evaluateProgramBytes(graph, plan, error))
+  // Candidates are compared by the sum of their edges' costs, which counts
+  // every fetch: so is the plan they must beat. searchPlan evaluates the
+  // refined plan again with shared fetches.
+  if (plan.steps.size() < 2 ||
+      !evaluateProgramBytes(graph, plan, error, /*shareFetches=*/false))
     return;
   ProgramCostModel program(graph, getProcessGrid(plan));
   StrategyCache cache;

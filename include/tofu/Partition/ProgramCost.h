@@ -100,8 +100,11 @@ public:
   /// their iteration boxes (same-shaped windows where the regions differ in
   /// shape); std::nullopt when nothing is fetched (an unread input, a
   /// source or a rebuilt fill).
-  std::optional<GridRegion> getInputRegions(int o, unsigned j,
-                                            const GridRegion &iteration) const;
+  /// With `everyRankReads`, sets it to whether each rank's region is
+  /// non-empty before the windows are taken.
+  std::optional<GridRegion>
+  getInputRegions(int o, unsigned j, const GridRegion &iteration,
+                  bool *everyRankReads = nullptr) const;
   /// Bytes to give every rank its `regions` of tensor `t` held in `layout`.
   double getFetchBytes(int t, const std::optional<GridRegion> &regions,
                        const GridRegion &layout) const;
@@ -129,9 +132,13 @@ public:
   static void appendKey(std::string &key, int64_t value);
 
   /// Evaluates a complete plan. Fails with a message when a layout or an
-  /// iteration space does not divide.
+  /// iteration space does not divide. With `shareFetches`, the regions of
+  /// a tensor that several operators read count once, as tofu-partition
+  /// makes that conversion once; without, every edge counts (the sum the
+  /// step DP's edge costs add up to).
   std::optional<ProgramBytes> evaluate(const GridPlan &plan,
-                                       std::string &message) const;
+                                       std::string &message,
+                                       bool shareFetches = true) const;
 
 private:
   const Graph &graph;

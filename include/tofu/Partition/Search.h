@@ -28,7 +28,9 @@ std::optional<Plan> searchPlan(const Graph &graph, const Topology &topology,
 
 /// Fills `plan.programBytes` and `plan.programTensorBytes`; returns false
 /// (leaving -1) with a message when the plan's layouts do not divide.
-bool evaluateProgramBytes(const Graph &graph, Plan &plan, std::string &error);
+/// `shareFetches` as for ProgramCostModel::evaluate.
+bool evaluateProgramBytes(const Graph &graph, Plan &plan, std::string &error,
+                          bool shareFetches = true);
 
 /// The refinement of a Tofu plan: each step in turn is re-solved by the DP
 /// with every other step fixed and the program's edge costs

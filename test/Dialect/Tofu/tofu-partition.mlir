@@ -250,3 +250,4 @@ func.func @transpose_axes(%x: tensor<4x4xf32> {tofu.tiling = ["cut(0)", "cut(1)"
   } -> tensor<4x4xf32>
   return %a : tensor<4x4xf32>
 }
+

@@ -79,7 +79,12 @@ private:
   OpFoldResult perRankFoldResult(ArrayRef<int64_t> values);
 
   // Conversions.
-  FailureOr<Value> getLocal(Value orig, const RankBoxes &want, Location loc);
+  /// `orig` in the per-rank boxes `want`. A conversion made earlier for the
+  /// same boxes of the same tensor is reused (with `reuse`), so each
+  /// distinct conversion communicates once; ProgramCostModel counts the
+  /// fetches of the operators' inputs the same way.
+  FailureOr<Value> getLocal(Value orig, const RankBoxes &want, Location loc,
+                            bool reuse = true);
   Value convert(const Held &held, const RankBoxes &want, Location loc);
   /// Emits the shard collective `c` on `input` (see matchCollective).
   Value emitCollective(const Collective &c, Value input,
@@ -133,6 +138,8 @@ private:
   Value rankIndex;
   std::map<std::vector<int64_t>, Value> tables;
   llvm::DenseMap<Value, Held> held;
+  /// Conversions already made, by tensor and boxes (getLocal).
+  std::map<std::pair<const void *, std::vector<int64_t>>, Value> converted;
   /// The tensor being converted, for the byte accounting.
   Value current;
   void count(Value local, double elementsPerRankGroup) {

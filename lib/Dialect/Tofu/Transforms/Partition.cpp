@@ -281,8 +281,9 @@ FailureOr<Value> FunctionPartitioner::materializeSource(Value orig,
                  : std::string("outside the function"));
 }
 
-FailureOr<Value>
-FunctionPartitioner::getLocal(Value orig, const RankBoxes &want, Location loc) {
+FailureOr<Value> FunctionPartitioner::getLocal(Value orig,
+                                               const RankBoxes &want,
+                                               Location loc, bool reuse) {
   current = orig;
   // A fill of a scalar is rebuilt where it is needed rather than moved.
   if (auto fill = orig.getDefiningOp<linalg::GenericOp>();
@@ -303,7 +304,26 @@ FunctionPartitioner::getLocal(Value orig, const RankBoxes &want, Location loc) {
   auto it = held.find(orig);
   if (it == held.end())
     return materializeSource(orig, want, loc);
-  return convert(it->second, want, loc);
+  // Only conversions whose every rank reads something are shared, as
+  // ProgramCostModel::evaluate counts them.
+  if (!reuse ||
+      llvm::any_of(want, [](const Box &box) { return box.volume() <= 0; }))
+    return convert(it->second, want, loc);
+  std::pair<const void *, std::vector<int64_t>> key{orig.getAsOpaquePointer(),
+                                                    {}};
+  for (const Box &box : want) {
+    key.second.insert(key.second.end(), box.lo.begin(), box.lo.end());
+    key.second.insert(key.second.end(), box.hi.begin(), box.hi.end());
+  }
+  // Everything is built in order in the new function's body, so an earlier
+  // conversion there dominates this one.
+  auto [known, added] = converted.try_emplace(std::move(key), Value());
+  Value previous = known->second;
+  if (!added && previous.getDefiningOp() &&
+      previous.getDefiningOp()->getBlock() == b.getInsertionBlock())
+    return previous;
+  known->second = convert(it->second, want, loc);
+  return known->second;
 }
 
 FailureOr<Value> FunctionPartitioner::getRegions(Value orig,
@@ -312,7 +332,9 @@ FailureOr<Value> FunctionPartitioner::getRegions(Value orig,
   auto type = cast<RankedTensorType>(orig.getType());
   Shape shape(type.getShape().begin(), type.getShape().end());
   RankBoxes windows = getUniformWindows(regions, shape);
-  FailureOr<Value> local = getLocal(orig, windows, loc);
+  bool everyRankReads =
+      llvm::all_of(regions, [](const Box &box) { return box.volume() > 0; });
+  FailureOr<Value> local = getLocal(orig, windows, loc, everyRankReads);
   if (failed(local) || windows == regions)
     return local;
   SmallVector<OpFoldResult> offsets, sizes, strides;
@@ -837,7 +859,7 @@ LogicalResult FunctionPartitioner::buildReturn(func::ReturnOp ret,
     FailureOr<RankBoxes> boxes = getLayout(layoutOf, &layout);
     if (failed(boxes))
       return failure();
-    FailureOr<Value> local = getLocal(v, *boxes, ret.getLoc());
+    FailureOr<Value> local = getLocal(v, *boxes, ret.getLoc(), /*reuse=*/false);
     if (failed(local))
       return failure();
     operands.push_back(*local);
