@@ -250,4 +250,3 @@ func.func @transpose_axes(%x: tensor<4x4xf32> {tofu.tiling = ["cut(0)", "cut(1)"
   } -> tensor<4x4xf32>
   return %a : tensor<4x4xf32>
 }
-
