@@ -223,6 +223,34 @@ def TofuOutlineLoops : Pass<"tofu-outline-loops", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TofuCPURowReductions
+    : Pass<"tofu-cpu-row-reductions", "mlir::ModuleOp"> {
+  let summary = "Reduce long rows with the partial sum in a register, "
+                "reassociable";
+  let description = [{
+    `convert-linalg-to-loops` reduces a row by loading, adding and storing
+    the output element at every step: a chain through memory that LLVM can
+    neither keep in a register (it cannot prove that the output does not
+    alias an input) nor vectorize (a float sum may not be reordered). This
+    pass lowers each `linalg.generic` on buffers whose only reduction loop
+    is its innermost loop, of static length at least `min-length`, whose
+    indexing maps are bare loops and whose output is folded in by one
+    `arith.addf` (sums, means, sums of squares, softmax denominators, the
+    loss): loops over the other dimensions, and an inner `scf.for` over the
+    row that carries the partial sum as its iteration argument, with the
+    add marked `reassoc`, so that LLVM's loop vectorizer sums the row in
+    vector lanes. Only the rounding changes. Runs in `tofu-cpu-pipeline`
+    just before `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"minLength", "min-length", "int64_t", /*default=*/"16",
+           "Lower reductions whose row has at least this many elements">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TofuApproximateMath : Pass<"tofu-approximate-math"> {
   let summary = "Compute f32 tanh, exp, log and erf by polynomials that "
                 "vectorize";

@@ -69,7 +69,8 @@ void buildTofuCPUPipeline(OpPassManager &pm,
                           options.report.getValue());
   // Allocations go through the runtime's counting hooks
   // (use-generic-functions).
-  text += llvm::formatv(",convert-linalg-to-loops,tofu-outline-loops{{"
+  text += llvm::formatv(",tofu-cpu-row-reductions,convert-linalg-to-loops,"
+                        "tofu-outline-loops{{"
                         "min-loops={0}},{1}expand-strided-metadata,"
                         "lower-affine,",
                         options.outlineMinLoops.getValue(),
