@@ -236,10 +236,11 @@ def TofuCPURowReductions
     is its innermost loop, of static length at least `min-length`, whose
     indexing maps are bare loops and whose output is folded in by one
     `arith.addf` (sums, means, sums of squares, softmax denominators, the
-    loss): loops over the other dimensions, and an inner `scf.for` over the
-    row that carries the partial sum as its iteration argument, with the
-    add marked `reassoc`, so that LLVM's loop vectorizer sums the row in
-    vector lanes. Only the rounding changes. Runs in `tofu-cpu-pipeline`
+    loss) or one float maximum or minimum (softmax's row maximum): loops
+    over the other dimensions, and an inner `scf.for` over the row that
+    carries the partial result as its iteration argument, an add marked
+    `reassoc`, so that LLVM's loop vectorizer sums the row in vector
+    lanes. Only the rounding of sums changes. Runs in `tofu-cpu-pipeline`
     just before `convert-linalg-to-loops`.
   }];
   let options = [

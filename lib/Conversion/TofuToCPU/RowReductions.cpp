@@ -39,16 +39,19 @@ std::optional<SmallVector<unsigned>> getLoopPositions(AffineMap map) {
   return positions;
 }
 
-/// The float add that folds the output into the yielded value of a
-/// one-output reduction, or null.
-arith::AddFOp getSum(linalg::GenericOp op) {
+/// The float add, maximum or minimum that folds the output into the
+/// yielded value of a one-output reduction, or null.
+Operation *getCombiner(linalg::GenericOp op) {
   SmallVector<Operation *, 1> combiners;
   BlockArgument out = op.getRegionOutputArgs()[0];
   if (!out.hasOneUse() ||
       !matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
       combiners.size() != 1)
     return nullptr;
-  return dyn_cast<arith::AddFOp>(combiners[0]);
+  if (!isa<arith::AddFOp, arith::MaximumFOp, arith::MinimumFOp,
+           arith::MaxNumFOp, arith::MinNumFOp>(combiners[0]))
+    return nullptr;
+  return combiners[0];
 }
 
 /// Lowers `op` when it qualifies; returns whether it did.
@@ -63,8 +66,8 @@ bool lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
   if (llvm::any_of(extents, ShapedType::isDynamic) ||
       extents.back() < minLength)
     return false;
-  arith::AddFOp sum = getSum(op);
-  if (!sum)
+  Operation *combiner = getCombiner(op);
+  if (!combiner)
     return false;
   SmallVector<SmallVector<unsigned>> positions;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -118,9 +121,10 @@ bool lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
   for (Operation &inner : body.without_terminator()) {
     Operation *clone = b.clone(inner, mapping);
     // The partial sums of the row may be added in any order: LLVM then
-    // keeps one per vector lane.
-    if (&inner == sum.getOperation())
-      cast<arith::AddFOp>(clone).setFastmath(arith::FastMathFlags::reassoc);
+    // keeps one per vector lane (a maximum or minimum needs no flag).
+    if (&inner == combiner)
+      if (auto add = dyn_cast<arith::AddFOp>(clone))
+        add.setFastmath(arith::FastMathFlags::reassoc);
   }
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   scf::YieldOp::create(b, loc, mapping.lookup(yield.getValues()[0]));

@@ -1,8 +1,9 @@
 // RUN: tofu-opt %s --tofu-cpu-row-reductions | FileCheck %s
 
 // Tests that a sum of squares along rows of 64 becomes a loop over the rows
-// and an inner loop that carries the partial sum, its add reassociable, and
-// that a short row and a reduction over the outer loop stay as they are.
+// and an inner loop that carries the partial sum, its add reassociable, that
+// a row maximum carries its partial maximum the same way, and that a short
+// row and a reduction over the outer loop stay as they are.
 
 // CHECK-LABEL: func.func @rows
 // CHECK: scf.for %[[I:.*]] = %c0 to %c4 step %c1 {
@@ -21,6 +22,22 @@ func.func @rows(%x: memref<4x64xf32>, %out: memref<4xf32>) {
   ^bb0(%a: f32, %o: f32):
     %s = arith.mulf %a, %a : f32
     %r = arith.addf %o, %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @row_max
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:   %[[X:.*]] = memref.load %arg0
+// CHECK:   %[[NEXT:.*]] = arith.maximumf %[[ACC]], %[[X]] : f32
+// CHECK:   scf.yield %[[NEXT]] : f32
+func.func @row_max(%x: memref<2x32xf32>, %out: memref<2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x32xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %o, %a : f32
     linalg.yield %r : f32
   }
   return
