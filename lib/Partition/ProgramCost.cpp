@@ -606,6 +606,23 @@ static DimRanges getCanonical(const DimRanges &d, const ProcessGrid &grid) {
   return out;
 }
 
+std::string ProgramCostModel::getRegionKey(int t,
+                                           const GridRegion &regions) const {
+  std::string key;
+  appendKey(key, t);
+  for (const DimRanges &dim : regions) {
+    DimRanges d = getCanonical(dim, grid);
+    appendKey(key, d.axes.size());
+    for (unsigned axis : d.axes)
+      appendKey(key, axis);
+    for (auto [lo, hi] : d.at) {
+      appendKey(key, lo);
+      appendKey(key, hi);
+    }
+  }
+  return key;
+}
+
 std::optional<ProgramBytes>
 ProgramCostModel::evaluate(const GridPlan &plan, std::string &message,
                            bool shareFetches) const {
@@ -648,22 +665,8 @@ ProgramCostModel::evaluate(const GridPlan &plan, std::string &message,
         // tofu-partition shares only conversions whose every rank reads a
         // non-empty region (the windows of ranks that read nothing are
         // placed differently by the two).
-        if (everyRankReads) {
-          std::string region;
-          appendKey(region, t);
-          for (const DimRanges &dim : *regions) {
-            DimRanges d = getCanonical(dim, grid);
-            appendKey(region, d.axes.size());
-            for (unsigned axis : d.axes)
-              appendKey(region, axis);
-            for (auto [lo, hi] : d.at) {
-              appendKey(region, lo);
-              appendKey(region, hi);
-            }
-          }
-          if (!fetched.insert(std::move(region)).second)
-            return;
-        }
+        if (everyRankReads && !fetched.insert(getRegionKey(t, *regions)).second)
+          return;
       }
       std::string key = getEdgeKey(o, j, output);
       for (int v : plan.cutVars[o])

@@ -130,6 +130,9 @@ public:
   /// the choices with `appendKey`.
   std::string getEdgeKey(int o, unsigned j, bool output) const;
   static void appendKey(std::string &key, int64_t value);
+  /// A key of tensor `t`'s `regions` that is the same for two regions
+  /// giving every rank the same box.
+  std::string getRegionKey(int t, const GridRegion &regions) const;
 
   /// Evaluates a complete plan. Fails with a message when a layout or an
   /// iteration space does not divide. With `shareFetches`, the regions of

@@ -54,21 +54,21 @@ Operation *getCombiner(linalg::GenericOp op) {
   return combiners[0];
 }
 
-/// Lowers `op` when it qualifies; returns whether it did.
-bool lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
+/// Lowers `op` when it qualifies.
+void lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.hasIndexSemantics() || op.getNumReductionLoops() != 1)
-    return false;
+    return;
   unsigned n = op.getNumLoops();
   if (op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
-    return false;
+    return;
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   if (llvm::any_of(extents, ShapedType::isDynamic) ||
       extents.back() < minLength)
-    return false;
+    return;
   Operation *combiner = getCombiner(op);
   if (!combiner)
-    return false;
+    return;
   SmallVector<SmallVector<unsigned>> positions;
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType())) {
@@ -78,7 +78,7 @@ bool lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
     std::optional<SmallVector<unsigned>> p =
         getLoopPositions(op.getMatchingIndexingMap(&operand));
     if (!p)
-      return false;
+      return;
     positions.push_back(*p);
   }
 
@@ -128,11 +128,9 @@ bool lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
   }
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   scf::YieldOp::create(b, loc, mapping.lookup(yield.getValues()[0]));
-  ivs.pop_back();
   b.setInsertionPointAfter(row);
   memref::StoreOp::create(b, loc, row.getResult(0), output, indices(init));
   op.erase();
-  return true;
 }
 
 struct TofuCPURowReductionsPass
