@@ -40,7 +40,11 @@ the program it generated (`--tofu-partition=report=-`), and both must equal
 the plan's `program_bytes`: what the search's program model
 (`include/tofu/Partition/ProgramCost.h`) says the program moves.
 
-and exits with 1 when the check fails. `--perturb-fetch` moves the first
+and exits with 1 when the check fails. `--workers` runs the ranks as
+in-process workers of one `tofu-run --workers RANKS` (runtime/cpu/Workers.h)
+instead of MPI processes of mlir-runner: the same program, the same checks.
+
+It exits with 1 when the check fails. `--perturb-fetch` moves the first
 `tofu.fetch` of the partitioned program by one element,
 `--perturb-collective` runs its first all-gather or all-to-all over other
 grid axes of the same size, and `--drop-reduction` removes its first
@@ -87,8 +91,12 @@ def options_problem(args):
         return "--rtol must be positive"
     if args.model.endswith(".mlir") and not os.path.isfile(args.model):
         return f"--model: no such file {args.model}"
-    for option, tool in (("--tofu-opt", args.tofu_opt),
-                         ("--mlir-runner", args.mlir_runner)):
+    if args.workers and args.rewrite:
+        return "--workers runs tofu-run, which takes no --rewrite"
+    tools = [("--tofu-opt", args.tofu_opt)]
+    tools.append(("--tofu-run", args.tofu_run) if args.workers else
+                 ("--mlir-runner", args.mlir_runner))
+    for option, tool in tools:
         problem = cli.tool_problem(option, tool)
         if problem:
             return problem
@@ -100,7 +108,7 @@ def options_problem(args):
             return f"--runner-libs: no such file {lib}"
     if args.runner_preload and not os.path.isfile(args.runner_preload):
         return f"--runner-preload: no such file {args.runner_preload}"
-    if shutil.which("mpiexec") is None:
+    if shutil.which("mpiexec") is None and not args.workers:
         return "no mpiexec on PATH; the ranks run under MPI (MPICH: apt install mpich)"
     return None
 
@@ -205,6 +213,12 @@ def main(argv=None):
     ap.add_argument("--mlir-runner",
                     default=env("TOFU_MLIR_RUNNER", "mlir-runner"),
                     help="default: $TOFU_MLIR_RUNNER or mlir-runner")
+    ap.add_argument("--workers", action="store_true",
+                    help="run the ranks as in-process workers of tofu-run "
+                    "instead of under mpiexec")
+    ap.add_argument("--tofu-run", default=env("TOFU_RUN"),
+                    help="with --workers (default: $TOFU_RUN, or tofu-run "
+                    "beside --tofu-opt)")
     ap.add_argument("--runtime", default=env("TOFU_RUNTIME"),
                     required=not env("TOFU_RUNTIME"),
                     help="the CPU runtime, libtofu_runtime_cpu.so of the "
@@ -232,6 +246,9 @@ def main(argv=None):
                     help="whether the plan's program_bytes must equal what "
                     "the program moves ('report' only prints a difference)")
     args = ap.parse_args(argv)
+    if args.tofu_run is None:
+        beside = os.path.join(os.path.dirname(args.tofu_opt), "tofu-run")
+        args.tofu_run = beside if os.path.dirname(args.tofu_opt) else "tofu-run"
     problem = options_problem(args)
     if problem:
         ap.error(problem)
@@ -275,27 +292,48 @@ def main(argv=None):
             spmd = perturb_collective(spmd)
         if args.drop_reduction:
             spmd = drop_reduction(spmd)
-        low = run([args.tofu_opt, "-",
-                   f"--tofu-train-driver=steps={args.steps} reference=1 "
-                   f"int-bound={args.int_bound}",
-                   "--convert-tofu-to-mpi"] +
-                  [f"--{p}" for p in args.rewrite.split(",") if p] + LOWER,
-                  spmd,
-                  "tofu-opt (driver and lowering)").stdout
-        low_file = os.path.join(tmp, "step.mlir")
-        with open(low_file, "w") as f:
-            f.write(low)
-        libs = [l for l in args.runner_libs.split(",") if l] + [args.runtime]
-        preload = (["-genv", "LD_PRELOAD", args.runner_preload]
-                   if args.runner_preload else [])
-        out = run(["mpiexec", "-n", str(ranks_of(args.devices))] + preload +
-                  [args.mlir_runner, low_file, "-e", "main",
-                   "-entry-point-result=void",
-                   "-shared-libs=" + ",".join(libs)], what="mpiexec").stdout
+        if args.workers:
+            spmd_file = os.path.join(tmp, "spmd.mlir")
+            with open(spmd_file, "w") as f:
+                f.write(spmd)
+            out = run([args.tofu_run, spmd_file, "--steps", str(args.steps),
+                       "--reference", "--int-bound", str(args.int_bound),
+                       "--workers", str(ranks_of(args.devices))],
+                      what="tofu-run --workers").stdout
+        else:
+            out = run_mpi(args, spmd, tmp)
         with open(plan_json) as f:
             text = f.read()
         model = re.search(r'"total_bytes"\s*:\s*([0-9.e+]+)', text)
         plan = re.search(r'"program_bytes"\s*:\s*([0-9.e+]+)', text)
+    return check(args, out, generated, model, plan)
+
+
+def run_mpi(args, spmd, tmp):
+    """The output of the driver and the lowering of `spmd` under mpiexec
+    mlir-runner."""
+    low = run([args.tofu_opt, "-",
+               f"--tofu-train-driver=steps={args.steps} reference=1 "
+               f"int-bound={args.int_bound}",
+               "--convert-tofu-to-mpi"] +
+              [f"--{p}" for p in args.rewrite.split(",") if p] + LOWER,
+              spmd,
+              "tofu-opt (driver and lowering)").stdout
+    low_file = os.path.join(tmp, "step.mlir")
+    with open(low_file, "w") as f:
+        f.write(low)
+    libs = [l for l in args.runner_libs.split(",") if l] + [args.runtime]
+    preload = (["-genv", "LD_PRELOAD", args.runner_preload]
+               if args.runner_preload else [])
+    out = run(["mpiexec", "-n", str(ranks_of(args.devices))] + preload +
+              [args.mlir_runner, low_file, "-e", "main",
+               "-entry-point-result=void",
+               "-shared-libs=" + ",".join(libs)], what="mpiexec").stdout
+    return out
+
+
+def check(args, out, generated, model, plan):
+    """Prints the run's output and the verdict; 0 when it passes."""
     sys.stdout.write(out)
     steps = re.findall(r"^step (\d+): loss", out, re.M)
     diff = re.search(r"^max relative difference: (\S+)", out, re.M)

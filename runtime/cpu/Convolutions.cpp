@@ -61,8 +61,11 @@ struct Engine {
 // The engine and the primitives live as long as the process: they are
 // never destroyed, so that no static destructor at exit frees one before
 // another that refers to it (and LeakSanitizer still finds them reachable).
+// Each rank has its own: an in-process worker (Workers.h) sets its own
+// OpenMP threads, and a stream or a primitive's memory is not shared
+// between threads.
 Engine &getEngine() {
-  static Engine &e = *new Engine;
+  static thread_local Engine &e = *new Engine;
   return e;
 }
 
@@ -251,7 +254,8 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
              p.wStrides[0],  p.wStrides[1], p.wStrides[2],
              p.wStrides[3],  p.yStrides[0], p.yStrides[1],
              p.yStrides[2],  p.yStrides[3], intptr_t(p.beta != 0.0f)};
-  static auto &cache = *new std::map<Key, std::unique_ptr<Convolution>>;
+  static thread_local auto &cache =
+      *new std::map<Key, std::unique_ptr<Convolution>>;
   std::unique_ptr<Convolution> &c = cache[key];
   if (!c)
     c = create(kind, p);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace tofu {
@@ -41,7 +42,10 @@ namespace runtime {
   MPI_Initialized(&initialized);
   if (initialized)
     MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  // Without the static destructors, which other threads (in-process
+  // workers) may still be using.
+  std::fflush(nullptr);
+  std::_Exit(1);
 }
 
 /// A strided view of a memref descriptor.
@@ -157,6 +161,87 @@ inline std::vector<int64_t> relative(const tofu::fetch::Box &b,
   for (size_t d = 0; d < lo.size(); ++d)
     lo[d] = b.lo[d] - origin.lo[d];
   return lo;
+}
+
+/// Copies `n` elements of `eb` bytes, `fromStride` and `toStride` elements
+/// apart: one memcpy when both are dense.
+inline void copyRow(const char *from, int64_t fromStride, char *to, int64_t toStride,
+             int64_t n, int64_t eb) {
+  if ((fromStride == 1 || n == 1) && (toStride == 1 || n == 1)) {
+    std::memcpy(to, from, n * eb);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j)
+    std::memcpy(to + j * toStride * eb, from + j * fromStride * eb, eb);
+}
+
+/// The stride of a view's innermost dimension (0 for a 0-d view).
+inline int64_t getInnerStride(const View &v) {
+  return v.strides.empty() ? 0 : v.strides.back();
+}
+
+/// Copies the sub-box [lo, lo + sizes) of a view to or from a packed buffer,
+/// a row at a time.
+inline void pack(const View &v, const std::vector<int64_t> &lo,
+          const std::vector<int64_t> &sizes, char *out) {
+  int64_t eb = v.elementBytes, stride = getInnerStride(v);
+  forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
+    copyRow(v.data + off * eb, stride, out + i * eb, 1, n, eb);
+  });
+}
+inline void unpack(const View &v, const std::vector<int64_t> &lo,
+            const std::vector<int64_t> &sizes, const char *in) {
+  int64_t eb = v.elementBytes, stride = getInnerStride(v);
+  forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
+    copyRow(in + i * eb, 1, v.data + off * eb, stride, n, eb);
+  });
+}
+
+/// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`, a row
+/// at a time (both views have the same element size).
+inline void copyBox(const View &from, const std::vector<int64_t> &fromLo,
+             const View &to, const std::vector<int64_t> &toLo,
+             const std::vector<int64_t> &sizes) {
+  int64_t eb = from.elementBytes;
+  int64_t toBase = 0;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    toBase += toLo[d] * to.strides[d];
+  int64_t fromStride = getInnerStride(from), toStride = getInnerStride(to);
+  forEachRow(from, fromLo, sizes, [&](int64_t off, int64_t i, int64_t n) {
+    // The row-major index i of the row's first element, as an offset into
+    // `to`.
+    int64_t rem = i, at = toBase;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      at += (rem % sizes[d]) * to.strides[d];
+      rem /= sizes[d];
+    }
+    copyRow(from.data + off * eb, fromStride, to.data + at * eb, toStride, n,
+            eb);
+  });
+}
+
+/// Where a rank sits among the ranks of a grid that differ from it only
+/// along the axes in `axes` (a bit per axis): the group's color (the
+/// row-major index of the other axes' coordinates) and the rank's key in it
+/// (its row-major index over `axes`).
+struct GroupPosition {
+  int color = 0, key = 0;
+};
+inline GroupPosition getGroupPosition(const std::vector<int64_t> &grid,
+                                      int64_t axes, int64_t rank) {
+  std::vector<int64_t> coords(grid.size());
+  for (size_t i = grid.size(); i-- > 0;) {
+    coords[i] = rank % grid[i];
+    rank /= grid[i];
+  }
+  GroupPosition p;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    if (axes & (int64_t(1) << i))
+      p.key = p.key * int(grid[i]) + int(coords[i]);
+    else
+      p.color = p.color * int(grid[i]) + int(coords[i]);
+  }
+  return p;
 }
 
 /// The product of the sizes of the dimensions before `dim`: 1 when the

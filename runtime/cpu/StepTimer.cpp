@@ -10,6 +10,8 @@
 
 #include "tofu/Runtime/TofuRuntime.h"
 
+#include "Workers.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -25,11 +27,13 @@ struct StepTimer {
 };
 
 StepTimer &getTimer() {
-  static StepTimer timer;
+  static thread_local StepTimer timer;
   return timer;
 }
 
 void barrier() {
+  if (tofu::runtime::workers::active())
+    return tofu::runtime::workers::barrier();
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized)

@@ -11,6 +11,7 @@
 #include "tofu/Runtime/TofuRuntime.h"
 
 #include "RuntimeSupport.h"
+#include "Workers.h"
 
 #include <mpi.h>
 
@@ -58,63 +59,6 @@ MPI_Op mpiOp(int64_t kind) {
   }
 }
 
-/// Copies `n` elements of `eb` bytes, `fromStride` and `toStride` elements
-/// apart: one memcpy when both are dense.
-void copyRow(const char *from, int64_t fromStride, char *to, int64_t toStride,
-             int64_t n, int64_t eb) {
-  if ((fromStride == 1 || n == 1) && (toStride == 1 || n == 1)) {
-    std::memcpy(to, from, n * eb);
-    return;
-  }
-  for (int64_t j = 0; j < n; ++j)
-    std::memcpy(to + j * toStride * eb, from + j * fromStride * eb, eb);
-}
-
-/// The stride of a view's innermost dimension (0 for a 0-d view).
-int64_t getInnerStride(const View &v) {
-  return v.strides.empty() ? 0 : v.strides.back();
-}
-
-/// Copies the sub-box [lo, lo + sizes) of a view to or from a packed buffer,
-/// a row at a time.
-void pack(const View &v, const std::vector<int64_t> &lo,
-          const std::vector<int64_t> &sizes, char *out) {
-  int64_t eb = v.elementBytes, stride = getInnerStride(v);
-  forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
-    copyRow(v.data + off * eb, stride, out + i * eb, 1, n, eb);
-  });
-}
-void unpack(const View &v, const std::vector<int64_t> &lo,
-            const std::vector<int64_t> &sizes, const char *in) {
-  int64_t eb = v.elementBytes, stride = getInnerStride(v);
-  forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
-    copyRow(in + i * eb, 1, v.data + off * eb, stride, n, eb);
-  });
-}
-
-/// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`, a row
-/// at a time (both views have the same element size).
-void copyBox(const View &from, const std::vector<int64_t> &fromLo,
-             const View &to, const std::vector<int64_t> &toLo,
-             const std::vector<int64_t> &sizes) {
-  int64_t eb = from.elementBytes;
-  int64_t toBase = 0;
-  for (size_t d = 0; d < sizes.size(); ++d)
-    toBase += toLo[d] * to.strides[d];
-  int64_t fromStride = getInnerStride(from), toStride = getInnerStride(to);
-  forEachRow(from, fromLo, sizes, [&](int64_t off, int64_t i, int64_t n) {
-    // The row-major index i of the row's first element, as an offset into
-    // `to`.
-    int64_t rem = i, at = toBase;
-    for (size_t d = sizes.size(); d-- > 0;) {
-      at += (rem % sizes[d]) * to.strides[d];
-      rem /= sizes[d];
-    }
-    copyRow(from.data + off * eb, fromStride, to.data + at * eb, toStride, n,
-            eb);
-  });
-}
-
 struct State {
   bool ownsMpi = false;
   int rank = 0, size = 1;
@@ -130,12 +74,16 @@ struct State {
   std::vector<std::pair<int64_t, int64_t>> atPeak;
 };
 
+/// The calling rank's state: a process's, or an in-process worker's
+/// (Workers.h).
 State &state() {
-  static State s;
+  static thread_local State s;
   return s;
 }
 
 void ensureInitialized() {
+  if (workers::active())
+    return;
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized)
@@ -157,21 +105,10 @@ MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
     total *= k;
   if (total != s.size)
     fatal("the grid does not have as many ranks as the job");
-  std::vector<int64_t> coords(grid.size());
-  int64_t r = s.rank;
-  for (size_t i = grid.size(); i-- > 0;) {
-    coords[i] = r % grid[i];
-    r /= grid[i];
-  }
-  int color = 0, keyRank = 0;
-  for (size_t i = 0; i < grid.size(); ++i) {
-    if (axes & (int64_t(1) << i))
-      keyRank = keyRank * grid[i] + coords[i];
-    else
-      color = color * grid[i] + coords[i];
-  }
+  GroupPosition position = getGroupPosition(grid, axes, s.rank);
   MPI_Comm comm;
-  TOFU_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, keyRank, &comm));
+  TOFU_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, position.color, position.key,
+                                &comm));
   s.comms[key] = comm;
   return comm;
 }
@@ -198,6 +135,16 @@ std::pair<int, int> getGroupRank(MPI_Comm comm) {
   return {size, rank};
 }
 
+/// Reduces `n` doubles over every rank of the job, MPI's or the in-process
+/// workers': each gets the result.
+void reduceOverJob(double *values, int n, int64_t kind) {
+  if (workers::active())
+    return workers::reduceDoubles(values, n, kind);
+  ensureInitialized();
+  TOFU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE,
+                               mpiOp(kind), MPI_COMM_WORLD));
+}
+
 /// splitmix64: a counter-based generator, one value per index.
 uint64_t hash(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -212,6 +159,19 @@ extern "C" {
 
 void tofu_init(int64_t gridSize) {
   State &s = state();
+  if (workers::active()) {
+    s.rank = workers::rank();
+    s.size = workers::size();
+    if (gridSize > 0 && gridSize != s.size) {
+      if (s.rank == 0)
+        std::fprintf(stderr,
+                     "tofu runtime: the program is partitioned for %lld ranks "
+                     "but runs on %d workers (use --workers %lld)\n",
+                     (long long)gridSize, s.size, (long long)gridSize);
+      workers::leave(1);
+    }
+    return;
+  }
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -248,6 +208,8 @@ void tofu_init(int64_t gridSize) {
 
 void tofu_finalize(void) {
   State &s = state();
+  if (workers::active())
+    return;
   for (auto &[key, comm] : s.comms)
     TOFU_MPI_CHECK(MPI_Comm_free(&comm));
   s.comms.clear();
@@ -259,6 +221,8 @@ void tofu_finalize(void) {
 }
 
 int64_t tofu_rank(void) {
+  if (workers::active())
+    return workers::rank();
   ensureInitialized();
   return state().rank;
 }
@@ -272,6 +236,12 @@ void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
   std::vector<int64_t> heldOffsets = getInts(srcOffsets),
                        wantedOffsets = getInts(dstOffsets);
+  if (workers::active()) {
+    s.fetchBytes +=
+        double(workers::fetch(in, out, heldOffsets, wantedOffsets)) *
+        elementBytes;
+    return;
+  }
   if (heldOffsets.size() != in.sizes.size() * s.size ||
       wantedOffsets.size() != out.sizes.size() * s.size)
     fatal("a fetch's offsets do not match the number of ranks");
@@ -333,9 +303,16 @@ void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
                                   TofuUnrankedMemRef *dst,
                                   TofuUnrankedMemRef *grid, int64_t axes,
                                   int64_t kind, int64_t type) {
-  MPI_Comm comm = getComm(getInts(grid), axes);
   int64_t eb = bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
+  if (workers::active()) {
+    int groupSize =
+        workers::allReduce(in, out, getInts(grid), axes, kind, type);
+    state().allReduceBytes +=
+        2.0 * (groupSize - 1) / groupSize * double(in.volume()) * eb;
+    return;
+  }
+  MPI_Comm comm = getComm(getInts(grid), axes);
   // Copy the input into the result and reduce there in place; a temporary
   // only when the result is not contiguous.
   std::vector<int64_t> zero(in.sizes.size(), 0);
@@ -357,9 +334,16 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
                                       TofuUnrankedMemRef *dst,
                                       TofuUnrankedMemRef *grid, int64_t axis,
                                       int64_t dim, int64_t kind, int64_t type) {
-  MPI_Comm comm = getComm(getInts(grid), int64_t(1) << axis);
   int64_t eb = bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
+  if (workers::active()) {
+    int groupSize = workers::reduceScatter(in, out, getInts(grid), axis, dim,
+                                           kind, type);
+    state().reduceScatterBytes +=
+        double(groupSize - 1) / groupSize * double(in.volume()) * eb;
+    return;
+  }
+  MPI_Comm comm = getComm(getInts(grid), int64_t(1) << axis);
   int groupSize = 1;
   TOFU_MPI_CHECK(MPI_Comm_size(comm, &groupSize));
   if (dim < 0 || dim >= (int64_t)in.sizes.size() ||
@@ -396,9 +380,15 @@ void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
                                   TofuUnrankedMemRef *dst,
                                   TofuUnrankedMemRef *grid, int64_t axes,
                                   int64_t dim, int64_t elementBytes) {
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  if (workers::active()) {
+    int groupSize = workers::allGather(in, out, getInts(grid), axes, dim);
+    state().allGatherBytes +=
+        double(groupSize - 1) * double(in.volume()) * elementBytes;
+    return;
+  }
   MPI_Comm comm = getComm(getInts(grid), axes);
   auto [groupSize, me] = getGroupRank(comm);
-  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
   checkShapes(in, out, dim, -1, groupSize, "all_gather");
   // The group's tiles, one after the other in group order, gathered in
   // place: straight into the result when they follow each other there.
@@ -425,9 +415,17 @@ void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
                                   TofuUnrankedMemRef *grid, int64_t axes,
                                   int64_t splitDim, int64_t concatDim,
                                   int64_t elementBytes) {
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  if (workers::active()) {
+    int groupSize = workers::allToAll(in, out, getInts(grid), axes, splitDim,
+                                      concatDim);
+    state().allToAllBytes +=
+        double(groupSize - 1) * double(out.volume() / groupSize) *
+        elementBytes;
+    return;
+  }
   MPI_Comm comm = getComm(getInts(grid), axes);
   int groupSize = getGroupRank(comm).first;
-  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
   checkShapes(in, out, concatDim, splitDim, groupSize, "all_to_all");
   // Chunk j of the input along splitDim goes to member j; the chunk from
   // member j lands at position j along concatDim. Both have this shape.
@@ -623,8 +621,9 @@ double _mlir_ciface_tofu_norm_difference(TofuUnrankedMemRef *tile,
     sums[0] += (x[i] - y[i]) * (x[i] - y[i]);
     sums[1] += y[i] * y[i];
   }
-  TOFU_MPI_CHECK(
-      MPI_Allreduce(sums, total, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  total[0] = sums[0];
+  total[1] = sums[1];
+  reduceOverJob(total, 2, TOFU_SUM);
   if (std::isnan(total[0]))
     return INFINITY;
   return total[1] > 0 ? std::sqrt(total[0] / total[1]) : std::sqrt(total[0]);
@@ -632,10 +631,9 @@ double _mlir_ciface_tofu_norm_difference(TofuUnrankedMemRef *tile,
 
 void tofu_print_difference(double difference, double normDifference) {
   ensureInitialized();
-  double worst = 0;
-  TOFU_MPI_CHECK(MPI_Reduce(&difference, &worst, 1, MPI_DOUBLE, MPI_MAX, 0,
-                            MPI_COMM_WORLD));
-  if (state().rank == 0) {
+  double worst = difference;
+  reduceOverJob(&worst, 1, TOFU_MAX);
+  if (tofu_rank() == 0) {
     std::printf("relative norm difference: %.3g\n", normDifference);
     std::printf("max relative difference: %.3g\n", worst);
     std::fflush(stdout);
@@ -663,13 +661,11 @@ void tofu_print_statistics(int64_t steps) {
   State &s = state();
   double mine[5] = {s.fetchBytes, s.allGatherBytes, s.allToAllBytes,
                     s.reduceScatterBytes, s.allReduceBytes};
-  double sum[5] = {0, 0, 0, 0, 0};
-  TOFU_MPI_CHECK(
-      MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
-  long long peak = s.peakBytes, maxPeak = 0;
-  TOFU_MPI_CHECK(MPI_Reduce(&peak, &maxPeak, 1, MPI_LONG_LONG, MPI_MAX, 0,
-                            MPI_COMM_WORLD));
-  if (s.rank != 0)
+  double sum[5] = {mine[0], mine[1], mine[2], mine[3], mine[4]};
+  reduceOverJob(sum, 5, TOFU_SUM);
+  double maxPeak = double(s.peakBytes);
+  reduceOverJob(&maxPeak, 1, TOFU_MAX);
+  if (tofu_rank() != 0)
     return;
   if (s.profileTop > 0) {
     std::vector<std::pair<int64_t, int64_t>> top = s.atPeak;
@@ -686,7 +682,7 @@ void tofu_print_statistics(int64_t steps) {
               "all_to_all %.0f, reduce_scatter %.0f, all_reduce %.0f)\n",
               (sum[0] + sum[1] + sum[2] + sum[3] + sum[4]) / n, sum[0] / n,
               sum[1] / n, sum[2] / n, sum[3] / n, sum[4] / n);
-  std::printf("peak live bytes per rank: %lld\n", maxPeak);
+  std::printf("peak live bytes per rank: %.0f\n", maxPeak);
   std::fflush(stdout);
 }
 
@@ -719,8 +715,10 @@ struct BlockKeyHash {
   }
 };
 
+/// Each rank's own: an in-process worker (Workers.h) frees what it
+/// allocated.
 std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> &freeBlocks() {
-  static std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> blocks;
+  static thread_local std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> blocks;
   return blocks;
 }
 

@@ -17,6 +17,7 @@
 #include "tofu/Runtime/TofuRuntime.h"
 
 #include "RuntimeSupport.h"
+#include "Workers.h"
 
 #include <mpi.h>
 
@@ -49,11 +50,7 @@ struct PendingTile {
   View view;
 };
 
-int worldRank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+int worldRank() { return int(tofu_rank()); }
 
 /// Fault injection for the tests of resuming (docs/training.md, "Faults"):
 /// TOFU_FAULT=kill:R:S stops rank R with SIGKILL after step S - 1 (when S
@@ -105,8 +102,10 @@ struct IOState {
   Fault fault;
 };
 
+/// Each rank's own: an in-process worker (Workers.h) reads its tiles from
+/// its own mappings.
 IOState &io() {
-  static IOState s;
+  static thread_local IOState s;
   return s;
 }
 
@@ -118,6 +117,8 @@ IOState &io() {
       std::fprintf(stderr, "tofu runtime: %s\n", reason.c_str());
     std::fflush(stderr);
   }
+  if (workers::active())
+    workers::leave(1);
   MPI_Finalize();
   std::exit(1);
 }
@@ -289,6 +290,10 @@ void checkIO(int status, const std::string &what) {
 /// Writes the pending tiles as the checkpoint after `stepsDone` steps.
 void writeCheckpoint(int64_t stepsDone) {
   IOState &s = io();
+  // A checkpoint is one file that the ranks write together through MPI-IO.
+  if (workers::active())
+    leave("in-process workers do not write checkpoints: run the ranks under "
+          "mpiexec to use --save");
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);

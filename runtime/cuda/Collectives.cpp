@@ -104,6 +104,8 @@ namespace {
 
 using tofu::runtime::checkShapes;
 using tofu::runtime::getInts;
+using tofu::runtime::getGroupPosition;
+using tofu::runtime::GroupPosition;
 using tofu::runtime::getOuterVolume;
 using tofu::runtime::getView;
 using tofu::runtime::isContiguous;
@@ -327,21 +329,10 @@ Group getGroup(const std::vector<int64_t> &grid, int64_t axes) {
     if (total != c.size)
       stop("the GPU collectives", "the grid does not have as many ranks as "
                                   "the job");
-    std::vector<int64_t> coords(grid.size());
-    int64_t r = c.rank;
-    for (size_t i = grid.size(); i-- > 0;) {
-      coords[i] = r % grid[i];
-      r /= grid[i];
-    }
-    int color = 0, keyRank = 0;
-    for (size_t i = 0; i < grid.size(); ++i) {
-      if (axes & (int64_t(1) << i))
-        keyRank = keyRank * int(grid[i]) + int(coords[i]);
-      else
-        color = color * int(grid[i]) + int(coords[i]);
-    }
+    GroupPosition position = getGroupPosition(grid, axes, c.rank);
     ncclComm_t comm = nullptr;
-    TOFU_NCCL_CHECK(nccl().commSplit(c.world, color, keyRank, &comm, nullptr));
+    TOFU_NCCL_CHECK(nccl().commSplit(c.world, position.color, position.key, &comm,
+                                     nullptr));
     it = c.groups.emplace(key, comm).first;
   }
   Group g;

@@ -22,6 +22,10 @@
 // tofu-optimizer{lr-arg=1}, and --log-every/--log say how often and where
 // the losses go.
 //
+// --workers K runs the K ranks of a partitioned step as K threads of this
+// process instead of K MPI processes (runtime/cpu/Workers.h): the same
+// program, whose collectives read the peers' tiles in place.
+//
 // With --gpu, an unpartitioned step (the output of tofu-autodiff and
 // tofu-optimizer) runs on the GPU instead: the same driver and initial
 // values, lowered by tofu-gpu-pipeline and run with the CUDA runtime
@@ -123,6 +127,11 @@ static llvm::cl::opt<unsigned>
                           "and --timing (default 0)"),
            llvm::cl::init(0),
     llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<unsigned> workers(
+    "workers",
+    llvm::cl::desc("Run the ranks of a partitioned step as this many threads "
+                   "of one process instead of under mpiexec (default 1)"),
+    llvm::cl::init(1), llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> gpuLowerOnly(
     "gpu-lower-only",
     llvm::cl::desc("With --gpu: print the lowered module instead of running "
@@ -621,6 +630,19 @@ int main(int argc, char **argv) {
   if (warmup > 0 && !timing && !onGPU)
     return fail("--warmup leaves steps out of the step time: give --timing "
                 "too");
+  if (workers < 1 || workers > 4096)
+    return fail("--workers must be in [1, 4096]");
+  if (workers > 1 && ranks > 1)
+    return fail("--workers runs the ranks in one process: run it without "
+                "mpiexec");
+  if (workers > 1 && onGPU)
+    return fail("--workers runs on the CPU only");
+  if (workers > 1 && !emitExecutable.empty())
+    return fail("--workers runs the step in process: it does not take "
+                "--emit-executable");
+  if (workers > 1 && (!saveFile.empty() || !resumeFile.empty()))
+    return fail("--workers does not take --save or --resume (a checkpoint is "
+                "written by MPI ranks): run under mpiexec");
   if (gpuLowerOnly && !onGPU)
     return fail("--gpu-lower-only prints the GPU lowering: give --gpu too");
   if (inputFile == "-" && ranks > 1)
@@ -905,6 +927,28 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::format("compile time: %.3f s (lowering and JIT)\n",
                                  compile.count());
     llvm::outs().flush();
+  }
+  if (workers > 1) {
+    // Every worker runs @main with its own rank (the runtime's
+    // tofu_workers_run starts them).
+    using Body = void (*)(void *);
+    auto run = reinterpret_cast<void (*)(int64_t, Body, void *)>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            "tofu_workers_run"));
+    if (!run)
+      return fail("the CPU runtime " + runtime + " has no tofu_workers_run");
+    auto entry = (*engine)->lookupPacked("main");
+    if (!entry)
+      return fail(llvm::toString(entry.takeError()));
+    auto packed = *entry;
+    run(
+        workers,
+        [](void *main) {
+          void *noArguments = nullptr;
+          (*static_cast<decltype(packed) *>(main))(&noArguments);
+        },
+        &packed);
+    return 0;
   }
   if (llvm::Error e = (*engine)->invokePacked("main"))
     return fail(llvm::toString(std::move(e)));

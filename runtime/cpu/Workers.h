@@ -1,0 +1,71 @@
+//===- Workers.h - In-process workers of the CPU runtime ------*- C++ -*-===//
+//
+// `tofu-run --workers K` runs the K ranks of a partitioned step as K threads
+// of one process instead of K MPI processes. Each thread is a worker: it
+// runs the whole driver with its own rank and its own runtime state (the
+// thread-local State, allocator and library caches), and its collectives
+// read the peers' tiles directly, through the copy parts that the GPU's
+// MultiFetch kernel executes (CopyParts.h, FetchPlan.h). No byte goes
+// through a staging buffer except where a reduction needs one.
+//
+// Every worker makes the same sequence of runtime calls (the program is
+// SPMD), so each collective is a rendezvous of the whole team: publish the
+// operands, wait for every worker, read the peers', wait again before the
+// operands may change or be freed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_CPU_WORKERS_H
+#define TOFU_RUNTIME_CPU_WORKERS_H
+
+#include "RuntimeSupport.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tofu {
+namespace runtime {
+namespace workers {
+
+/// Whether the calling thread is a worker of a team.
+bool active();
+/// The calling worker's rank and its team's size (active() only).
+int rank();
+int size();
+/// Waits until every worker of the team has called it.
+void barrier();
+/// Reduces `n` doubles over the team in rank order (TOFU_SUM or TOFU_MAX):
+/// every worker gets the result in `values`.
+void reduceDoubles(double *values, int n, int64_t kind);
+/// Leaves the process with `code` once worker 0 gets here: the others
+/// wait for it (every worker calls it at the same point).
+[[noreturn]] void leave(int code);
+
+// The collectives of TofuRuntime.h on the team. Each returns the size of
+// the group, for the byte counts, which the caller keeps.
+int allGather(const View &in, const View &out,
+              const std::vector<int64_t> &grid, int64_t axes, int64_t dim);
+int allToAll(const View &in, const View &out, const std::vector<int64_t> &grid,
+             int64_t axes, int64_t splitDim, int64_t concatDim);
+int allReduce(const View &in, const View &out, const std::vector<int64_t> &grid,
+              int64_t axes, int64_t kind, int64_t type);
+int reduceScatter(const View &in, const View &out,
+                  const std::vector<int64_t> &grid, int64_t axis, int64_t dim,
+                  int64_t kind, int64_t type);
+/// A region fetch (FetchPlan.h); returns the elements this worker received
+/// from its peers.
+int64_t fetch(const View &in, const View &out,
+              const std::vector<int64_t> &heldOffsets,
+              const std::vector<int64_t> &wantedOffsets);
+
+} // namespace workers
+} // namespace runtime
+} // namespace tofu
+
+extern "C" {
+/// Runs `body(argument)` on `count` worker threads (ranks 0 .. count - 1)
+/// and returns when all have returned. tofu-run's --workers.
+void tofu_workers_run(int64_t count, void (*body)(void *), void *argument);
+}
+
+#endif // TOFU_RUNTIME_CPU_WORKERS_H
