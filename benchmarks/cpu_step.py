@@ -3,6 +3,7 @@
 
     python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm]
         [--steps 20] [--warmup 3] [--tofu-run PATH] [--skip-torch] [--ranks2]
+        [--workers2]
 
 Every model is a zoo model (python/tofu/models.py) trained with Adam
 (lr 1e-3) at the same sizes and batch on both sides: the zoo's MLIR through
@@ -17,6 +18,9 @@ Setup (a): one tofu-run rank against PyTorch with one thread
 Setup (b) (--ranks2): the step partitioned for 2 devices under
 `mpiexec -n 2 tofu-run`, against PyTorch DDP (gloo) on 2 processes of one
 thread each, with the same global batch.
+Setup (c) (--workers2): the same partitioned step as 2 in-process workers
+(`tofu-run --workers 2`: 2 threads of one process whose collectives read
+each other's tiles, runtime/cpu/Workers.h), against the same DDP run.
 
 The step time is the median over --steps steps after --warmup warm-up
 steps. GFLOP/s counts the FLOPs of the matrix products and convolutions
@@ -183,10 +187,14 @@ def parse_report(text):
     return flops
 
 
-def tofu_time(step, ranks, steps, warmup, tofu_run, timeout):
-    """{ms, compile_s, loss0, report_flops, how} of tofu-run on `step`."""
-    launcher = ["mpiexec", "-n", str(ranks)] if ranks > 1 else []
+def tofu_time(step, ranks, steps, warmup, tofu_run, timeout, workers=False):
+    """{ms, compile_s, loss0, report_flops, how} of tofu-run on `step`: its
+    ranks under mpiexec, or as in-process workers (`--workers`)."""
+    launcher = ["mpiexec", "-n", str(ranks)] if ranks > 1 and not workers \
+        else []
     base = launcher + [tofu_run, step]
+    if workers:
+        base += ["--workers", str(ranks)]
     if ranks > 1:
         # tofu-partition keeps @forward_train_reference, which also returns
         # a tofu.loss: name the step that the driver calls and the timer
@@ -373,6 +381,9 @@ def main(argv=None):
     parser.add_argument("--skip-torch", action="store_true")
     parser.add_argument("--ranks2", action="store_true",
                         help="also setup (b): 2 ranks against PyTorch DDP")
+    parser.add_argument("--workers2", action="store_true",
+                        help="also setup (c): 2 in-process workers "
+                        "(tofu-run --workers 2) against the same DDP")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds per subprocess (default 1800)")
     args = parser.parse_args(argv)
@@ -383,7 +394,9 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown models {unknown}; choose from {list(MODELS)}")
 
-    setups = [1] + ([2] if args.ranks2 else [])
+    # (ranks, in-process workers)
+    setups = [(1, False)] + ([(2, False)] if args.ranks2 else []) + \
+        ([(2, True)] if args.workers2 else [])
     rows, notes = [], []
     print(f"CPU: {cpu_model()}; load average {load_average()}", flush=True)
     for name in names:
@@ -394,34 +407,42 @@ def main(argv=None):
                 step = tofu_step(zoo, options, tmp, tofu_opt, args.timeout)
             except Failed as err:
                 print(f"{name}: FAILED (tofu-opt): {err}", flush=True)
-                for ranks in setups:
-                    rows.append((name, what, ranks, None, None, flops, None,
+                for ranks, workers in setups:
+                    rows.append((name, what, (ranks, workers), None, None,
+                                 flops, None,
                                  "FAILED: " + str(err)[:120]))
                 continue
-            for ranks in setups:
+            torch_of = {}
+            for ranks, workers in setups:
                 tofu, torch, why = None, None, []
+                label = f"x{ranks}" + (" workers" if workers else "")
                 try:
                     program = step if ranks == 1 else tofu_partition(
                         step, tmp, tofu_opt, ranks, args.timeout)
                     tofu = tofu_time(program, ranks, args.steps, args.warmup,
-                                     args.tofu_run, args.timeout)
-                    print(f"{name} x{ranks}: tofu-run {tofu['ms']:.1f} ms "
+                                     args.tofu_run, args.timeout, workers)
+                    print(f"{name} {label}: tofu-run {tofu['ms']:.1f} ms "
                           f"({tofu['how']}, compile "
                           f"{fmt(tofu['compile_s'], '.1f')} s)", flush=True)
                     if tofu.get("report_flops"):
-                        notes.append(f"{name}, {ranks} rank(s): "
+                        notes.append(f"{name}, {label}: "
                                      f"tofu-cpu-report counts "
                                      f"{tofu['report_flops'] / 1e9:.2f} GFLOP "
                                      f"per step (analytic: "
                                      f"{flops / 1e9:.2f})")
                 except Failed as err:
-                    print(f"{name} x{ranks}: tofu-run FAILED: {err}", flush=True)
+                    print(f"{name} {label}: tofu-run FAILED: {err}",
+                          flush=True)
                     why.append("tofu FAILED: " + str(err)[:160])
-                if not args.skip_torch:
+                if not args.skip_torch and ranks in torch_of:
+                    # The workers' peer is the same DDP run.
+                    torch = torch_of[ranks]
+                elif not args.skip_torch:
                     try:
                         torch = torch_time(zoo, options, ranks, args.steps,
                                            args.warmup, args.timeout,
                                            fans=twins.fan_ins(tofu_opt, step))
+                        torch_of[ranks] = torch
                         print(f"{name} x{ranks}: torch {torch['ms']:.1f} ms",
                               flush=True)
                     except Failed as err:
@@ -432,7 +453,7 @@ def main(argv=None):
                 if tofu and torch and tofu.get("loss0") and torch.get("loss0"):
                     loss_diff = abs(tofu["loss0"] - torch["loss0"]) / \
                         abs(tofu["loss0"])
-                rows.append((name, what, ranks, tofu and tofu["ms"],
+                rows.append((name, what, (ranks, workers), tofu and tofu["ms"],
                              torch and torch["ms"], flops, loss_diff,
                              "; ".join(why)))
 
@@ -442,13 +463,15 @@ def main(argv=None):
           f"{load_average()} at the end")
     print("setup (a): 1 tofu-run rank vs PyTorch 1 thread; setup (b): "
           "mpiexec -n 2 tofu-run (devices=2) vs PyTorch DDP gloo x2, "
-          "1 thread each, same global batch")
+          "1 thread each, same global batch; setup (c): tofu-run --workers 2 "
+          "(2 threads of one process) vs the same DDP run")
     print()
     print("| model | setup | tofu ms | torch ms | tofu/torch | GFLOP/step "
           "| tofu GFLOP/s | torch GFLOP/s | step-0 loss rel. diff | notes |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, what, ranks, t_ms, p_ms, flops, diff, why in rows:
-        setup = "(a) 1 rank" if ranks == 1 else f"(b) {ranks} ranks"
+    for name, what, (ranks, workers), t_ms, p_ms, flops, diff, why in rows:
+        setup = ("(a) 1 rank" if ranks == 1 else
+                 f"(c) {ranks} workers" if workers else f"(b) {ranks} ranks")
         ratio = t_ms / p_ms if t_ms and p_ms else None
         print(f"| {what} | {setup} | {fmt(t_ms, '.1f')} | {fmt(p_ms, '.1f')} "
               f"| {fmt(ratio, '.2f')} | {flops / 1e9:.2f} "

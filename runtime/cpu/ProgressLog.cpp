@@ -45,6 +45,10 @@ extern "C" {
 
 void _mlir_ciface_tofu_log_open(TofuUnrankedMemRef *path, int64_t every,
                                 int64_t steps, int64_t samplesPerStep) {
+  // Only rank 0 prints and writes the log (and in-process workers share
+  // it).
+  if (tofu_rank() != 0)
+    return;
   ProgressLog &log = progress();
   log.every = every > 0 ? every : 1;
   log.steps = steps;
@@ -53,7 +57,7 @@ void _mlir_ciface_tofu_log_open(TofuUnrankedMemRef *path, int64_t every,
   log.started = true;
   View v = getView(path, 1);
   std::string file(v.data, size_t(v.volume()));
-  if (file.empty() || tofu_rank() != 0)
+  if (file.empty())
     return;
   log.jsonl = std::fopen(file.c_str(), "w");
   if (!log.jsonl)

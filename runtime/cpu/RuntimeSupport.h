@@ -143,6 +143,25 @@ void forEach(const View &v, const std::vector<int64_t> &lo,
   });
 }
 
+/// The address of element `lo` of a view.
+inline char *getAddress(const View &v, const std::vector<int64_t> &lo) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < lo.size(); ++d)
+    offset += lo[d] * v.strides[d];
+  return v.data + offset * v.elementBytes;
+}
+
+/// A dense row-major view of `sizes` over `data`.
+inline View getDenseView(char *data, const std::vector<int64_t> &sizes,
+                         int64_t elementBytes) {
+  View v;
+  v.data = data;
+  v.sizes = sizes;
+  v.strides = tofu::copy::getDenseStrides(sizes);
+  v.elementBytes = elementBytes;
+  return v;
+}
+
 /// Whether a view is its elements in row-major order without gaps.
 inline bool isContiguous(const View &v) {
   int64_t expected = 1;

@@ -144,14 +144,6 @@ const Group &getGroup(const std::vector<int64_t> &grid, int64_t axes) {
   return groups[key] = g;
 }
 
-/// The address of element `lo` of a view.
-char *getAddress(const View &v, const std::vector<int64_t> &lo) {
-  int64_t offset = 0;
-  for (size_t d = 0; d < lo.size(); ++d)
-    offset += lo[d] * v.strides[d];
-  return v.data + offset * v.elementBytes;
-}
-
 /// Adds the copy of the box of `sizes` at `fromLo` in `from` to `toLo` in
 /// `to`.
 void addPart(std::vector<copy::Part> &parts, const View &from,
@@ -208,16 +200,6 @@ bool overlaps(const View &a, const View &b) {
   auto [a0, a1] = getExtent(a);
   auto [b0, b1] = getExtent(b);
   return a0 < b1 && b0 < a1;
-}
-
-/// A dense row-major view of `sizes` over `data`.
-View getDenseView(char *data, const std::vector<int64_t> &sizes, int64_t eb) {
-  View v;
-  v.data = data;
-  v.sizes = sizes;
-  v.strides = copy::getDenseStrides(sizes);
-  v.elementBytes = eb;
-  return v;
 }
 
 /// Where a collective writes: `out`, or a staging buffer when `out`

@@ -103,6 +103,8 @@ extern "C" int32_t tofu_gpu_has_collectives(void) { return 0; }
 namespace {
 
 using tofu::runtime::checkShapes;
+using tofu::runtime::getAddress;
+using tofu::runtime::getDenseView;
 using tofu::runtime::getInts;
 using tofu::runtime::getGroupPosition;
 using tofu::runtime::GroupPosition;
@@ -195,24 +197,6 @@ struct Staging {
   Staging(const Staging &) = delete;
   Staging &operator=(const Staging &) = delete;
 };
-
-/// A dense row-major buffer of `sizes` at `data`, as a view.
-View getDenseView(char *data, const std::vector<int64_t> &sizes,
-                  int64_t elementBytes) {
-  View v;
-  v.data = data;
-  v.sizes = sizes;
-  v.strides = copy::getDenseStrides(sizes);
-  v.elementBytes = elementBytes;
-  return v;
-}
-
-char *getAddress(const View &v, const std::vector<int64_t> &lo) {
-  int64_t offset = 0;
-  for (size_t d = 0; d < lo.size(); ++d)
-    offset += lo[d] * v.strides[d];
-  return v.data + offset * v.elementBytes;
-}
 
 /// A launch of the copy kernel, built part by part.
 class Copies {
