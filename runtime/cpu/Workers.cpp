@@ -96,24 +96,195 @@ struct Team {
 Team *team = nullptr;
 thread_local int workerRank = -1;
 
-/// Publishes this worker's operand and waits for the team's: then
-/// peer<T>(r) is worker r's until the next barrier.
+/// Calls f(source offset, target offset, length) for every row of a part
+/// (the innermost dimension), in row-major order: the kernel's mapping
+/// (CopyParts.h) a row at a time.
+template <typename F> void forEachPartRow(const copy::Part &p, F f) {
+  if (p.rank == 0) {
+    f(int64_t(0), int64_t(0), int64_t(1));
+    return;
+  }
+  int last = p.rank - 1;
+  int64_t n = p.sizes[last];
+  if (n <= 0)
+    return;
+  int64_t rows = copy::getVolume(p) / n;
+  int64_t idx[copy::kMaxRank] = {};
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t from = 0, to = 0;
+    for (int d = 0; d < last; ++d) {
+      from += idx[d] * p.sourceStrides[d];
+      to += idx[d] * p.targetStrides[d];
+    }
+    f(from, to, n);
+    for (int d = last - 1; d >= 0 && ++idx[d] == p.sizes[d]; --d)
+      idx[d] = 0;
+  }
+}
+
+/// Executes copy parts on the host.
+void runParts(const std::vector<copy::Part> &parts, int64_t eb) {
+  for (const copy::Part &p : parts) {
+    int64_t ss = p.rank ? p.sourceStrides[p.rank - 1] : 1;
+    int64_t ts = p.rank ? p.targetStrides[p.rank - 1] : 1;
+    forEachPartRow(p, [&](int64_t from, int64_t to, int64_t n) {
+      copyRow(p.source + from * eb, ss, p.target + to * eb, ts, n, eb);
+    });
+  }
+}
+
+/// Adds the copy of the box of `sizes` at `fromLo` in `from` to `toLo` in
+/// `to`.
+void addPart(std::vector<copy::Part> &parts, const View &from,
+             const std::vector<int64_t> &fromLo, const View &to,
+             const std::vector<int64_t> &toLo,
+             const std::vector<int64_t> &sizes) {
+  copy::Part part;
+  if (!copy::makePart(getAddress(from, fromLo), from.strides,
+                      getAddress(to, toLo), to.strides, sizes, part))
+    fatal("a collective's tensors have more dimensions than a copy takes");
+  parts.push_back(part);
+}
+
+/// The bytes a view spans, [first, last).
+std::pair<const char *, const char *> getExtent(const View &v) {
+  const char *first = v.data, *last = v.data + v.elementBytes;
+  for (size_t d = 0; d < v.sizes.size(); ++d) {
+    if (v.sizes[d] <= 0)
+      return {v.data, v.data};
+    int64_t span = (v.sizes[d] - 1) * v.strides[d] * v.elementBytes;
+    (span < 0 ? first : last) += span;
+  }
+  return {first, last};
+}
+
+/// Where a collective writes: `out`, or a staging buffer when `out`
+/// overlaps this worker's input, which the peers read until the second
+/// barrier; finish() then copies it to `out`.
+struct Target {
+  Target(const View &in, const View &out) : out(out), view(out) {
+    if (!workers::overlaps(in, out))
+      return;
+    staging.resize(out.volume() * out.elementBytes);
+    view = getDenseView(staging.data(), out.sizes, out.elementBytes);
+  }
+  void finish() {
+    if (!staging.empty())
+      copyBox(view, std::vector<int64_t>(out.sizes.size(), 0), out,
+              std::vector<int64_t>(out.sizes.size(), 0), out.sizes);
+  }
+  const View &out;
+  View view;
+  std::vector<char> staging;
+};
+
+template <typename T>
+void combineRow(T *acc, int64_t accStride, const T *from, int64_t stride,
+                int64_t n, copy::Reduction kind) {
+  for (int64_t j = 0; j < n; ++j)
+    acc[j * accStride] =
+        copy::combine(acc[j * accStride], from[j * stride], kind);
+}
+
+/// Executes a reduction's parts (planReduction) on the host: part 0 copied
+/// to the target, the others combined into it in order, a row at a time.
+template <typename T>
+void runReduction(const std::vector<copy::Part> &parts, copy::Reduction kind) {
+  runParts({parts[0]}, sizeof(T));
+  for (size_t m = 1; m < parts.size(); ++m) {
+    const copy::Part &p = parts[m];
+    int64_t ss = p.rank ? p.sourceStrides[p.rank - 1] : 1;
+    int64_t ts = p.rank ? p.targetStrides[p.rank - 1] : 1;
+    forEachPartRow(p, [&](int64_t from, int64_t to, int64_t n) {
+      combineRow(reinterpret_cast<T *>(p.target) + to, ts,
+                 reinterpret_cast<const T *>(p.source) + from, ss, n, kind);
+    });
+  }
+}
+
+void runReduction(const std::vector<copy::Part> &parts, int64_t kind,
+                  int64_t type) {
+  if (kind < TOFU_SUM || kind > TOFU_PROD)
+    fatal("unsupported reduction");
+  auto k = copy::Reduction(kind);
+  switch (type) {
+  case TOFU_F32:
+    return runReduction<float>(parts, k);
+  case TOFU_F64:
+    return runReduction<double>(parts, k);
+  case TOFU_I32:
+    return runReduction<int32_t>(parts, k);
+  case TOFU_I64:
+    return runReduction<int64_t>(parts, k);
+  default:
+    fatal("unsupported element type");
+  }
+}
+
+/// The inputs the peers published (views), in the order of `ranks`.
+std::vector<View> getInputs(const std::vector<int> &ranks) {
+  std::vector<View> inputs;
+  for (int r : ranks)
+    inputs.push_back(*static_cast<const View *>(workers::peer(r)));
+  return inputs;
+}
+
+std::vector<int> getAllRanks() {
+  std::vector<int> ranks(team->size);
+  for (int r = 0; r < team->size; ++r)
+    ranks[r] = r;
+  return ranks;
+}
+
+/// A collective on the host: publish the input, run the parts that `plan`
+/// makes from the inputs into the target, wait for the team, finish.
+template <typename Plan, typename Run>
+void runCollective(const View &in, const View &out, const std::vector<int> &from,
+                   Plan plan, Run run) {
+  Target target(in, out);
+  workers::publish(&in);
+  std::vector<copy::Part> parts = plan(getInputs(from), target.view);
+  run(parts);
+  team->barrier.wait();
+  target.finish();
+}
+
+} // namespace
+
+namespace tofu {
+namespace runtime {
+namespace workers {
+
+bool active() { return workerRank >= 0; }
+int rank() { return workerRank; }
+int size() { return team->size; }
+void barrier() { team->barrier.wait(); }
+
 void publish(const void *mine) {
   team->slots[workerRank] = mine;
   team->barrier.wait();
 }
-template <typename T> const T &peer(int r) {
-  return *static_cast<const T *>(team->slots[r]);
+
+const void *peer(int r) { return team->slots[r]; }
+
+void reduceDoubles(double *values, int n, int64_t kind) {
+  publish(values);
+  auto at = [](int r) { return static_cast<const double *>(peer(r)); };
+  std::vector<double> result(at(0), at(0) + n);
+  for (int r = 1; r < team->size; ++r)
+    combineRow(result.data(), 1, at(r), 1, n, copy::Reduction(kind));
+  team->barrier.wait();
+  std::copy(result.begin(), result.end(), values);
 }
 
-/// The workers that differ from this one only along the grid axes in
-/// `axes`, in the order of their index over those axes (the MPI runtime's
-/// communicator of the same grid and axes), and this worker's position.
-struct Group {
-  std::vector<int> members;
-  int me = 0;
-  int size() const { return int(members.size()); }
-};
+void leave(int code) {
+  if (workerRank == 0) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  for (;;)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+}
 
 const Group &getGroup(const std::vector<int64_t> &grid, int64_t axes) {
   thread_local std::map<std::vector<int64_t>, Group> groups;
@@ -144,202 +315,92 @@ const Group &getGroup(const std::vector<int64_t> &grid, int64_t axes) {
   return groups[key] = g;
 }
 
-/// Adds the copy of the box of `sizes` at `fromLo` in `from` to `toLo` in
-/// `to`.
-void addPart(std::vector<copy::Part> &parts, const View &from,
-             const std::vector<int64_t> &fromLo, const View &to,
-             const std::vector<int64_t> &toLo,
-             const std::vector<int64_t> &sizes) {
-  copy::Part part;
-  if (!copy::makePart(getAddress(from, fromLo), from.strides,
-                      getAddress(to, toLo), to.strides, sizes, part))
-    fatal("a collective's tensors have more dimensions than a copy takes");
-  parts.push_back(part);
-}
-
-/// Executes copy parts a row at a time (the kernel's mapping, CopyParts.h,
-/// with the innermost dimension copied as one run).
-void runParts(std::vector<copy::Part> &parts, int64_t eb) {
-  copy::numberParts(parts);
-  for (const copy::Part &p : parts) {
-    if (p.rank == 0) {
-      std::memcpy(p.target, p.source, eb);
-      continue;
-    }
-    int last = p.rank - 1;
-    int64_t n = p.sizes[last];
-    int64_t rows = copy::getVolume(p) / n;
-    int64_t idx[copy::kMaxRank] = {};
-    for (int64_t row = 0; row < rows; ++row) {
-      int64_t from = 0, to = 0;
-      for (int d = 0; d < last; ++d) {
-        from += idx[d] * p.sourceStrides[d];
-        to += idx[d] * p.targetStrides[d];
-      }
-      copyRow(p.source + from * eb, p.sourceStrides[last], p.target + to * eb,
-              p.targetStrides[last], n, eb);
-      for (int d = last - 1; d >= 0 && ++idx[d] == p.sizes[d]; --d)
-        idx[d] = 0;
-    }
-  }
-}
-
-/// The bytes a view spans, [first, last).
-std::pair<const char *, const char *> getExtent(const View &v) {
-  const char *first = v.data, *last = v.data + v.elementBytes;
-  for (size_t d = 0; d < v.sizes.size(); ++d) {
-    if (v.sizes[d] <= 0)
-      return {v.data, v.data};
-    int64_t span = (v.sizes[d] - 1) * v.strides[d] * v.elementBytes;
-    (span < 0 ? first : last) += span;
-  }
-  return {first, last};
-}
-
 bool overlaps(const View &a, const View &b) {
   auto [a0, a1] = getExtent(a);
   auto [b0, b1] = getExtent(b);
   return a0 < b1 && b0 < a1;
 }
 
-/// Where a collective writes: `out`, or a staging buffer when `out`
-/// overlaps this worker's input, which the peers read until the second
-/// barrier; finish() then copies it to `out`.
-struct Target {
-  Target(const View &in, const View &out) : out(out), view(out) {
-    if (!overlaps(in, out))
-      return;
-    staging.resize(out.volume() * out.elementBytes);
-    view = getDenseView(staging.data(), out.sizes, out.elementBytes);
+std::vector<copy::Part> planAllGather(const Group &g,
+                                      const std::vector<View> &inputs,
+                                      const View &out, int64_t dim) {
+  std::vector<copy::Part> parts;
+  const std::vector<int64_t> &sizes = inputs[g.me].sizes;
+  std::vector<int64_t> zero(sizes.size(), 0);
+  for (int c = 0; c < g.size(); ++c) {
+    std::vector<int64_t> lo = zero;
+    lo[dim] = c * sizes[dim];
+    addPart(parts, inputs[c], zero, out, lo, sizes);
   }
-  void finish() {
-    if (!staging.empty())
-      copyBox(view, std::vector<int64_t>(out.sizes.size(), 0), out,
-              std::vector<int64_t>(out.sizes.size(), 0), out.sizes);
-  }
-  const View &out;
-  View view;
-  std::vector<char> staging;
-};
-
-template <typename T>
-void combineRow(T *acc, const T *from, int64_t stride, int64_t n,
-                int64_t kind) {
-  switch (kind) {
-  case TOFU_SUM:
-    for (int64_t j = 0; j < n; ++j)
-      acc[j] += from[j * stride];
-    return;
-  case TOFU_MAX:
-    for (int64_t j = 0; j < n; ++j)
-      acc[j] = std::max(acc[j], from[j * stride]);
-    return;
-  case TOFU_MIN:
-    for (int64_t j = 0; j < n; ++j)
-      acc[j] = std::min(acc[j], from[j * stride]);
-    return;
-  case TOFU_PROD:
-    for (int64_t j = 0; j < n; ++j)
-      acc[j] *= from[j * stride];
-    return;
-  default:
-    fatal("unsupported reduction");
-  }
+  return parts;
 }
 
-/// acc[0 .. n) op= the row of `n` elements at `from`, `stride` apart.
-void combineRow(char *acc, const char *from, int64_t stride, int64_t n,
-                int64_t kind, int64_t type) {
-  switch (type) {
-  case TOFU_F32:
-    return combineRow(reinterpret_cast<float *>(acc),
-                      reinterpret_cast<const float *>(from), stride, n, kind);
-  case TOFU_F64:
-    return combineRow(reinterpret_cast<double *>(acc),
-                      reinterpret_cast<const double *>(from), stride, n, kind);
-  case TOFU_I32:
-    return combineRow(reinterpret_cast<int32_t *>(acc),
-                      reinterpret_cast<const int32_t *>(from), stride, n,
-                      kind);
-  case TOFU_I64:
-    return combineRow(reinterpret_cast<int64_t *>(acc),
-                      reinterpret_cast<const int64_t *>(from), stride, n,
-                      kind);
-  default:
-    fatal("unsupported element type");
+std::vector<copy::Part> planAllToAll(const Group &g,
+                                     const std::vector<View> &inputs,
+                                     const View &out, int64_t splitDim,
+                                     int64_t concatDim) {
+  // Member m's chunk `me` along splitDim lands at position m along
+  // concatDim.
+  std::vector<int64_t> shape = inputs[g.me].sizes;
+  shape[splitDim] = out.sizes[splitDim];
+  std::vector<copy::Part> parts;
+  std::vector<int64_t> zero(shape.size(), 0);
+  for (int m = 0; m < g.size(); ++m) {
+    std::vector<int64_t> fromLo = zero, toLo = zero;
+    fromLo[splitDim] = g.me * shape[splitDim];
+    toLo[concatDim] = m * shape[concatDim];
+    addPart(parts, inputs[m], fromLo, out, toLo, shape);
   }
+  return parts;
 }
 
-/// Writes to `out` the reduction over the group of the box of out's shape
-/// at `lo` in each member's input (published by the caller's publish()),
-/// in group order; then waits for the team.
-void reduceGroup(const Group &g, const std::vector<int64_t> &lo,
-                 const View &out, int64_t kind, int64_t type) {
-  int64_t eb = out.elementBytes;
-  thread_local std::vector<char> buffer;
-  buffer.resize(out.volume() * eb);
-  View acc = getDenseView(buffer.data(), out.sizes, eb);
-  std::vector<int64_t> zero(out.sizes.size(), 0);
-  copyBox(peer<View>(g.members[0]), lo, acc, zero, out.sizes);
-  for (int m = 1; m < g.size(); ++m) {
-    const View &from = peer<View>(g.members[m]);
-    int64_t stride = getInnerStride(from);
-    forEachRow(from, lo, out.sizes, [&](int64_t off, int64_t i, int64_t n) {
-      combineRow(buffer.data() + i * eb, from.data + off * eb, stride, n, kind,
-                 type);
-    });
-  }
-  // The result goes out only when no peer reads this worker's input any
-  // more: the two may be one buffer.
-  team->barrier.wait();
-  copyBox(acc, zero, out, zero, out.sizes);
+std::vector<copy::Part> planReduction(const std::vector<View> &inputs,
+                                      const std::vector<int64_t> &lo,
+                                      const View &out) {
+  std::vector<copy::Part> parts;
+  for (const View &in : inputs)
+    addPart(parts, in, lo, out, std::vector<int64_t>(lo.size(), 0),
+            out.sizes);
+  return parts;
 }
 
-} // namespace
-
-namespace tofu {
-namespace runtime {
-namespace workers {
-
-bool active() { return workerRank >= 0; }
-int rank() { return workerRank; }
-int size() { return team->size; }
-void barrier() { team->barrier.wait(); }
-
-void reduceDoubles(double *values, int n, int64_t kind) {
-  publish(values);
-  std::vector<double> result(&peer<double>(0), &peer<double>(0) + n);
-  for (int r = 1; r < team->size; ++r)
-    combineRow(result.data(), &peer<double>(r), 1, n, kind);
-  team->barrier.wait();
-  std::copy(result.begin(), result.end(), values);
-}
-
-void leave(int code) {
-  if (workerRank == 0) {
-    std::fflush(nullptr);
-    std::_Exit(code);
-  }
-  for (;;)
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+std::vector<copy::Part> planFetch(const std::vector<View> &inputs,
+                                  const View &out,
+                                  const std::vector<int64_t> &heldOffsets,
+                                  const std::vector<int64_t> &wantedOffsets,
+                                  int64_t &received) {
+  int k = int(inputs.size()), me = workerRank;
+  const View &in = inputs[me];
+  std::vector<fetch::Box> held = fetch::getBoxes(heldOffsets, in.sizes, k);
+  std::vector<fetch::Box> wanted = fetch::getBoxes(wantedOffsets, out.sizes, k);
+  std::vector<fetch::Part> plan = fetch::planFetch(held, wanted);
+  std::vector<fetch::Tile> tiles(k);
+  for (int r = 0; r < k; ++r)
+    tiles[r] = {inputs[r].data, inputs[r].strides};
+  std::vector<copy::Part> parts;
+  if (!fetch::getMultiFetchParts(plan, held, wanted, me, tiles,
+                                 {out.data, out.strides}, in.elementBytes,
+                                 parts))
+    fatal("a fetch's tensors have more dimensions than a copy takes");
+  received = 0;
+  for (const fetch::Part &p : plan)
+    if (p.receiver == me && p.source != me)
+      received += p.box.volume();
+  return parts;
 }
 
 int allGather(const View &in, const View &out,
               const std::vector<int64_t> &grid, int64_t axes, int64_t dim) {
   const Group &g = getGroup(grid, axes);
   checkShapes(in, out, dim, -1, g.size(), "all_gather");
-  Target target(in, out);
-  publish(&in);
-  std::vector<copy::Part> parts;
-  std::vector<int64_t> zero(in.sizes.size(), 0);
-  for (int c = 0; c < g.size(); ++c) {
-    std::vector<int64_t> lo = zero;
-    lo[dim] = c * in.sizes[dim];
-    addPart(parts, peer<View>(g.members[c]), zero, target.view, lo, in.sizes);
-  }
-  runParts(parts, in.elementBytes);
-  team->barrier.wait();
-  target.finish();
+  runCollective(
+      in, out, g.members,
+      [&](const std::vector<View> &inputs, const View &target) {
+        return planAllGather(g, inputs, target, dim);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        runParts(parts, in.elementBytes);
+      });
   return g.size();
 }
 
@@ -347,24 +408,29 @@ int allToAll(const View &in, const View &out, const std::vector<int64_t> &grid,
              int64_t axes, int64_t splitDim, int64_t concatDim) {
   const Group &g = getGroup(grid, axes);
   checkShapes(in, out, concatDim, splitDim, g.size(), "all_to_all");
-  // Member m's chunk `me` along splitDim lands at position m along
-  // concatDim.
-  std::vector<int64_t> shape = in.sizes;
-  shape[splitDim] = out.sizes[splitDim];
-  Target target(in, out);
-  publish(&in);
-  std::vector<copy::Part> parts;
-  std::vector<int64_t> zero(in.sizes.size(), 0);
-  for (int m = 0; m < g.size(); ++m) {
-    std::vector<int64_t> fromLo = zero, toLo = zero;
-    fromLo[splitDim] = g.me * shape[splitDim];
-    toLo[concatDim] = m * shape[concatDim];
-    addPart(parts, peer<View>(g.members[m]), fromLo, target.view, toLo, shape);
-  }
-  runParts(parts, in.elementBytes);
-  team->barrier.wait();
-  target.finish();
+  runCollective(
+      in, out, g.members,
+      [&](const std::vector<View> &inputs, const View &target) {
+        return planAllToAll(g, inputs, target, splitDim, concatDim);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        runParts(parts, in.elementBytes);
+      });
   return g.size();
+}
+
+/// A reduction over the group of the box of out's shape at `lo` in each
+/// member's input.
+void reduce(const Group &g, const View &in, const View &out,
+            const std::vector<int64_t> &lo, int64_t kind, int64_t type) {
+  runCollective(
+      in, out, g.members,
+      [&](const std::vector<View> &inputs, const View &target) {
+        return planReduction(inputs, lo, target);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        runReduction(parts, kind, type);
+      });
 }
 
 int allReduce(const View &in, const View &out, const std::vector<int64_t> &grid,
@@ -372,8 +438,7 @@ int allReduce(const View &in, const View &out, const std::vector<int64_t> &grid,
   const Group &g = getGroup(grid, axes);
   if (in.sizes != out.sizes)
     fatal("all_reduce: the result does not have the input's shape");
-  publish(&in);
-  reduceGroup(g, std::vector<int64_t>(in.sizes.size(), 0), out, kind, type);
+  reduce(g, in, out, std::vector<int64_t>(in.sizes.size(), 0), kind, type);
   return g.size();
 }
 
@@ -384,44 +449,35 @@ int reduceScatter(const View &in, const View &out,
   checkShapes(out, in, dim, -1, g.size(), "reduce_scatter");
   std::vector<int64_t> lo(in.sizes.size(), 0);
   lo[dim] = g.me * out.sizes[dim];
-  publish(&in);
-  reduceGroup(g, lo, out, kind, type);
+  reduce(g, in, out, lo, kind, type);
   return g.size();
 }
 
 int64_t fetch(const View &in, const View &out,
               const std::vector<int64_t> &heldOffsets,
               const std::vector<int64_t> &wantedOffsets) {
-  int k = team->size, me = workerRank;
+  int k = team->size;
   if (heldOffsets.size() != in.sizes.size() * k ||
       wantedOffsets.size() != out.sizes.size() * k)
     fatal("a fetch's offsets do not match the number of ranks");
-  std::vector<fetch::Box> held = fetch::getBoxes(heldOffsets, in.sizes, k);
-  std::vector<fetch::Box> wanted = fetch::getBoxes(wantedOffsets, out.sizes, k);
-  std::vector<fetch::Part> plan = fetch::planFetch(held, wanted);
-  Target target(in, out);
-  publish(&in);
-  std::vector<fetch::Tile> tiles(k);
-  for (int r = 0; r < k; ++r)
-    tiles[r] = {peer<View>(r).data, peer<View>(r).strides};
-  fetch::Tile to{target.view.data, target.view.strides};
-  std::vector<copy::Part> parts;
-  if (!fetch::getMultiFetchParts(plan, held, wanted, me, tiles, to,
-                                 in.elementBytes, parts))
-    fatal("a fetch's tensors have more dimensions than a copy takes");
-  runParts(parts, in.elementBytes);
-  team->barrier.wait();
-  target.finish();
   int64_t received = 0;
-  for (const fetch::Part &p : plan)
-    if (p.receiver == me && p.source != me)
-      received += p.box.volume();
+  runCollective(
+      in, out, getAllRanks(),
+      [&](const std::vector<View> &inputs, const View &target) {
+        return planFetch(inputs, target, heldOffsets, wantedOffsets,
+                         received);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        runParts(parts, in.elementBytes);
+      });
   return received;
 }
 
 } // namespace workers
 } // namespace runtime
 } // namespace tofu
+
+extern "C" int64_t tofu_worker_rank(void) { return workerRank; }
 
 extern "C" void tofu_workers_run(int64_t count, void (*body)(void *),
                                  void *argument) {

@@ -20,12 +20,16 @@
 
 #include "RuntimeSupport.h"
 
+#include "tofu/Runtime/CopyParts.h"
+
 #include <cstdint>
 #include <vector>
 
 namespace tofu {
 namespace runtime {
 namespace workers {
+
+namespace copy = tofu::copy;
 
 /// Whether the calling thread is a worker of a team.
 bool active();
@@ -34,6 +38,10 @@ int rank();
 int size();
 /// Waits until every worker of the team has called it.
 void barrier();
+/// Publishes `mine` for the collective in progress and waits for the
+/// team: then peer(r) is what worker r published, until the next barrier.
+void publish(const void *mine);
+const void *peer(int r);
 /// Reduces `n` doubles over the team in rank order (TOFU_SUM or TOFU_MAX):
 /// every worker gets the result in `values`.
 void reduceDoubles(double *values, int n, int64_t kind);
@@ -41,8 +49,49 @@ void reduceDoubles(double *values, int n, int64_t kind);
 /// wait for it (every worker calls it at the same point).
 [[noreturn]] void leave(int code);
 
-// The collectives of TofuRuntime.h on the team. Each returns the size of
-// the group, for the byte counts, which the caller keeps.
+/// The workers that differ from the caller only along the grid axes in
+/// `axes` (a bit per axis), in the order of their index over those axes:
+/// the MPI runtime's communicator of the same grid and axes.
+struct Group {
+  std::vector<int> members;
+  /// The caller's position in `members`.
+  int me = 0;
+  int size() const { return int(members.size()); }
+};
+const Group &getGroup(const std::vector<int64_t> &grid, int64_t axes);
+
+// The plans of the collectives, as copy parts (CopyParts.h) that assemble
+// the caller's result `out` from `inputs`, the group members' inputs in
+// member order (the peers' published views), whatever memory they live
+// in. The CPU executes them here; the GPU's copy and reduction kernels
+// execute the same tables (runtime/cuda/Collectives.cpp).
+std::vector<copy::Part> planAllGather(const Group &g,
+                                      const std::vector<View> &inputs,
+                                      const View &out, int64_t dim);
+std::vector<copy::Part> planAllToAll(const Group &g,
+                                     const std::vector<View> &inputs,
+                                     const View &out, int64_t splitDim,
+                                     int64_t concatDim);
+/// One part per member: the box of out's shape at `lo` in its input, all
+/// to `out`; a reduction combines them in member order (reduceElement).
+std::vector<copy::Part> planReduction(const std::vector<View> &inputs,
+                                      const std::vector<int64_t> &lo,
+                                      const View &out);
+/// The parts of a fetch that the caller receives and copies itself
+/// (FetchPlan.h's getMultiFetchParts), from every worker's input
+/// (`inputs` in rank order); `received` counts the elements from peers.
+std::vector<copy::Part> planFetch(const std::vector<View> &inputs,
+                                  const View &out,
+                                  const std::vector<int64_t> &heldOffsets,
+                                  const std::vector<int64_t> &wantedOffsets,
+                                  int64_t &received);
+
+/// Whether two views share a byte.
+bool overlaps(const View &a, const View &b);
+
+// The collectives of TofuRuntime.h on the team, executed on the host. Each
+// returns the size of the group, for the byte counts, which the caller
+// keeps.
 int allGather(const View &in, const View &out,
               const std::vector<int64_t> &grid, int64_t axes, int64_t dim);
 int allToAll(const View &in, const View &out, const std::vector<int64_t> &grid,
@@ -66,6 +115,9 @@ extern "C" {
 /// Runs `body(argument)` on `count` worker threads (ranks 0 .. count - 1)
 /// and returns when all have returned. tofu-run's --workers.
 void tofu_workers_run(int64_t count, void (*body)(void *), void *argument);
+/// The calling worker's rank, -1 outside a team (for the CUDA runtime,
+/// which keeps each worker's stream, handles and memory apart).
+int64_t tofu_worker_rank(void);
 }
 
 #endif // TOFU_RUNTIME_CPU_WORKERS_H

@@ -113,6 +113,42 @@ TOFU_HOST_DEVICE inline void copyElement(const Part *parts, int count,
   }
 }
 
+/// The reductions of reduceElement (TofuRuntime.h's TOFU_SUM .. TOFU_PROD).
+enum class Reduction { Sum = 1, Max = 2, Min = 3, Prod = 4 };
+
+template <typename T>
+TOFU_HOST_DEVICE inline T combine(T a, T b, Reduction kind) {
+  switch (kind) {
+  case Reduction::Max:
+    return a < b ? b : a;
+  case Reduction::Min:
+    return b < a ? b : a;
+  case Reduction::Prod:
+    return a * b;
+  default:
+    return a + b;
+  }
+}
+
+/// Element `index` of a reduction over `count` parts of one box (one part
+/// per group member, all with part 0's target, each `begin` 0): the
+/// members' elements combined in member order into the target. What one
+/// thread of the reduction kernel does.
+template <typename T>
+TOFU_HOST_DEVICE inline void reduceElement(const Part *parts, int count,
+                                           int64_t index, Reduction kind) {
+  int64_t from = 0, to = 0;
+  locate(parts[0], index, from, to);
+  T value = reinterpret_cast<const T *>(parts[0].source)[from];
+  for (int m = 1; m < count; ++m) {
+    int64_t other = 0, unused = 0;
+    locate(parts[m], index, other, unused);
+    value = combine(value, reinterpret_cast<const T *>(parts[m].source)[other],
+                    kind);
+  }
+  reinterpret_cast<T *>(parts[0].target)[to] = value;
+}
+
 /// The row-major strides of a dense box of `sizes`.
 inline std::vector<int64_t> getDenseStrides(const std::vector<int64_t> &sizes) {
   std::vector<int64_t> strides(sizes.size(), 1);
