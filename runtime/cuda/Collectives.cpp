@@ -19,6 +19,13 @@
 //   table from pageable memory may wait for the driver's staging copy).
 // - The bytes each rank receives are counted as the MPI runtime counts
 //   them, into its statistics (tofu_count_received_bytes).
+// - In-process workers (`tofu-run --gpu --workers K`, runtime/cpu/Workers.h,
+//   all on the process's device) use no NCCL: each collective is the
+//   workers' plan of copy parts (the CPU workers' tables) run by the copy
+//   or the reduction kernel on the worker's stream, reading the peers'
+//   tiles in place. Events order it after the peers' streams have produced
+//   their inputs, and the worker's later work after the peers' reads of its
+//   own input; nothing waits for the whole device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +40,7 @@
 
 #ifdef TOFU_HAVE_NCCL
 #include "../cpu/RuntimeSupport.h"
+#include "../cpu/Workers.h"
 
 #include <cuda.h>
 #include <mpi.h>
@@ -218,6 +226,11 @@ public:
     parts.push_back(part);
   }
 
+  /// Adds parts made elsewhere (the workers' plans).
+  void addAll(const std::vector<copy::Part> &more) {
+    parts.insert(parts.end(), more.begin(), more.end());
+  }
+
   /// Queues the kernel on the stream (nothing when there is nothing to
   /// copy).
   void launch();
@@ -227,34 +240,236 @@ private:
   std::vector<copy::Part> parts;
 };
 
+CUmodule getKernelModule() {
+  static CUmodule module = [] {
+    CUmodule m = nullptr;
+    TOFU_CU_CHECK(cuModuleLoadData(&m, tofu_copy_parts_fatbin));
+    return m;
+  }();
+  return module;
+}
+
 CUfunction getCopyKernel() {
   static CUfunction kernel = [] {
-    CUmodule module = nullptr;
-    TOFU_CU_CHECK(cuModuleLoadData(&module, tofu_copy_parts_fatbin));
     CUfunction f = nullptr;
-    TOFU_CU_CHECK(cuModuleGetFunction(&f, module, "tofu_copy_parts"));
+    TOFU_CU_CHECK(
+        cuModuleGetFunction(&f, getKernelModule(), "tofu_copy_parts"));
     return f;
   }();
   return kernel;
+}
+
+CUfunction getReduceKernel() {
+  static CUfunction kernel = [] {
+    CUfunction f = nullptr;
+    TOFU_CU_CHECK(
+        cuModuleGetFunction(&f, getKernelModule(), "tofu_reduce_parts"));
+    return f;
+  }();
+  return kernel;
+}
+
+/// Uploads a part table to a staging buffer, in stream order.
+void uploadParts(const std::vector<copy::Part> &parts, Staging &table) {
+  // From pageable memory: the driver has read `parts` when this returns.
+  TOFU_CU_CHECK(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(table.data),
+                                  parts.data(),
+                                  parts.size() * sizeof(copy::Part),
+                                  getStream()));
+}
+
+/// The grid of a grid-stride launch over `total` elements.
+unsigned getBlocks(long long total) {
+  return unsigned(std::min<long long>((total + 255) / 256, 4096));
 }
 
 void Copies::launch() {
   long long total = copy::numberParts(parts);
   if (total == 0)
     return;
-  CUstream stream = getStream();
-  int64_t tableBytes = int64_t(parts.size() * sizeof(copy::Part));
-  Staging table(tableBytes);
-  // From pageable memory: the driver has read `parts` when this returns.
-  TOFU_CU_CHECK(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(table.data),
-                                  parts.data(), size_t(tableBytes), stream));
+  Staging table(int64_t(parts.size() * sizeof(copy::Part)));
+  uploadParts(parts, table);
   void *tableArg = table.data;
   int count = int(parts.size());
   int bytes = int(elementBytes);
   void *args[] = {&tableArg, &count, &total, &bytes};
-  long long blocks = std::min<long long>((total + 255) / 256, 4096);
-  TOFU_CU_CHECK(cuLaunchKernel(getCopyKernel(), unsigned(blocks), 1, 1, 256, 1,
-                               1, 0, stream, args, nullptr));
+  TOFU_CU_CHECK(cuLaunchKernel(getCopyKernel(), getBlocks(total), 1, 1, 256, 1,
+                               1, 0, getStream(), args, nullptr));
+}
+
+/// Queues the reduction kernel on a reduction's parts (one per group
+/// member, all to one target: workers::planReduction).
+void launchReduction(const std::vector<copy::Part> &parts, int64_t kind,
+                     int64_t type) {
+  long long total = copy::getVolume(parts[0]);
+  if (total == 0)
+    return;
+  if (kind < TOFU_SUM || kind > TOFU_PROD)
+    stop("the reduction kernel", "unsupported reduction");
+  Staging table(int64_t(parts.size() * sizeof(copy::Part)));
+  uploadParts(parts, table);
+  void *tableArg = table.data;
+  int count = int(parts.size());
+  int typeArg = int(type), kindArg = int(kind);
+  void *args[] = {&tableArg, &count, &total, &typeArg, &kindArg};
+  TOFU_CU_CHECK(cuLaunchKernel(getReduceKernel(), getBlocks(total), 1, 1, 256,
+                               1, 1, 0, getStream(), args, nullptr));
+}
+
+//===----------------------------------------------------------------------===//
+// In-process workers
+//===----------------------------------------------------------------------===//
+
+namespace workers = tofu::runtime::workers;
+
+/// What a worker publishes for a collective: its input and its events.
+struct Published {
+  View in;
+  CUevent ready = nullptr, done = nullptr;
+};
+
+/// A worker's two events: its input is ready; its reads are done.
+struct WorkerEvents {
+  CUevent ready = nullptr, done = nullptr;
+};
+
+WorkerEvents &getWorkerEvents() {
+  thread_local WorkerEvents events;
+  if (!events.ready) {
+    getStream();
+    TOFU_CU_CHECK(cuEventCreate(&events.ready, CU_EVENT_DISABLE_TIMING));
+    TOFU_CU_CHECK(cuEventCreate(&events.done, CU_EVENT_DISABLE_TIMING));
+  }
+  return events;
+}
+
+/// One collective of this worker, reading the inputs of the workers in
+/// `from`: its stream waits for theirs to have produced them, runs the
+/// kernel that `launch` queues on the parts that `plan` makes of them (into
+/// `out`, or into a staging buffer when `out` overlaps this worker's own
+/// input, which the peers read), and keeps its later work behind their
+/// reads of its input. The host only meets the team at two barriers.
+template <typename Plan, typename Launch>
+void runOnWorkers(const View &in, const View &out, const std::vector<int> &from,
+                  Plan plan, Launch launch) {
+  CUstream stream = getStream();
+  WorkerEvents &events = getWorkerEvents();
+  TOFU_CU_CHECK(cuEventRecord(events.ready, stream));
+  bool stage = workers::overlaps(in, out);
+  Staging staging(stage ? out.volume() * out.elementBytes : 0);
+  View target =
+      stage ? getDenseView(staging.data, out.sizes, out.elementBytes) : out;
+  Published mine{in, events.ready, events.done};
+  workers::publish(&mine);
+  int me = workers::rank();
+  std::vector<View> inputs;
+  std::vector<CUevent> readersDone;
+  for (int r : from) {
+    const auto &peer = *static_cast<const Published *>(workers::peer(r));
+    inputs.push_back(peer.in);
+    if (r == me)
+      continue;
+    TOFU_CU_CHECK(cuStreamWaitEvent(stream, peer.ready, 0));
+    readersDone.push_back(peer.done);
+  }
+  launch(plan(inputs, target));
+  TOFU_CU_CHECK(cuEventRecord(events.done, stream));
+  workers::barrier();
+  for (CUevent done : readersDone)
+    TOFU_CU_CHECK(cuStreamWaitEvent(stream, done, 0));
+  if (stage) {
+    std::vector<int64_t> zero(out.sizes.size(), 0);
+    Copies copies(out.elementBytes);
+    copies.add(target, zero, out, zero, out.sizes);
+    copies.launch();
+  }
+}
+
+/// Queues a launch of the copy kernel on `parts`.
+void launchCopies(const std::vector<copy::Part> &parts, int64_t elementBytes) {
+  Copies copies(elementBytes);
+  copies.addAll(parts);
+  copies.launch();
+}
+
+std::vector<int> getAllWorkers() {
+  std::vector<int> all(workers::size());
+  for (int r = 0; r < workers::size(); ++r)
+    all[r] = r;
+  return all;
+}
+
+void workersAllGather(const View &in, const View &out,
+                      const std::vector<int64_t> &grid, int64_t axes,
+                      int64_t dim) {
+  const workers::Group &g = workers::getGroup(grid, axes);
+  checkShapes(in, out, dim, -1, g.size(), "tofu_gpu_all_gather");
+  runOnWorkers(
+      in, out, g.members,
+      [&](const std::vector<View> &inputs, const View &target) {
+        return workers::planAllGather(g, inputs, target, dim);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        launchCopies(parts, in.elementBytes);
+      });
+  tofu_count_received_bytes(TOFU_COUNT_ALL_GATHER,
+                            double(g.size() - 1) * double(in.volume()) *
+                                in.elementBytes);
+}
+
+void workersAllToAll(const View &in, const View &out,
+                     const std::vector<int64_t> &grid, int64_t axes,
+                     int64_t splitDim, int64_t concatDim) {
+  const workers::Group &g = workers::getGroup(grid, axes);
+  checkShapes(in, out, concatDim, splitDim, g.size(), "tofu_gpu_all_to_all");
+  runOnWorkers(
+      in, out, g.members,
+      [&](const std::vector<View> &inputs, const View &target) {
+        return workers::planAllToAll(g, inputs, target, splitDim, concatDim);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        launchCopies(parts, in.elementBytes);
+      });
+  tofu_count_received_bytes(TOFU_COUNT_ALL_TO_ALL,
+                            double(g.size() - 1) *
+                                double(out.volume() / g.size()) *
+                                in.elementBytes);
+}
+
+/// The reduction over the group of the box of out's shape at `lo` in each
+/// member's input.
+void workersReduce(const workers::Group &g, const View &in, const View &out,
+                   const std::vector<int64_t> &lo, int64_t kind,
+                   int64_t type) {
+  runOnWorkers(
+      in, out, g.members,
+      [&](const std::vector<View> &inputs, const View &target) {
+        return workers::planReduction(inputs, lo, target);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        launchReduction(parts, kind, type);
+      });
+}
+
+void workersFetch(const View &in, const View &out,
+                  const std::vector<int64_t> &heldOffsets,
+                  const std::vector<int64_t> &wantedOffsets) {
+  int k = workers::size();
+  if (heldOffsets.size() != in.sizes.size() * k ||
+      wantedOffsets.size() != out.sizes.size() * k)
+    stop("tofu_gpu_fetch", "the offsets do not match the number of ranks");
+  int64_t received = 0;
+  runOnWorkers(
+      in, out, getAllWorkers(),
+      [&](const std::vector<View> &inputs, const View &target) {
+        return workers::planFetch(inputs, target, heldOffsets, wantedOffsets,
+                                  received);
+      },
+      [&](const std::vector<copy::Part> &parts) {
+        launchCopies(parts, in.elementBytes);
+      });
+  tofu_count_received_bytes(TOFU_COUNT_FETCH,
+                            double(received) * double(in.elementBytes));
 }
 
 /// The world communicator and the groups split from it.
@@ -366,8 +581,10 @@ void _mlir_ciface_tofu_gpu_all_gather(TofuUnrankedMemRef *src,
                                       TofuUnrankedMemRef *dst,
                                       TofuUnrankedMemRef *grid, int64_t axes,
                                       int64_t dim, int64_t elementBytes) {
-  Group g = getGroup(getInts(grid), axes);
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  if (workers::active())
+    return workersAllGather(in, out, getInts(grid), axes, dim);
+  Group g = getGroup(getInts(grid), axes);
   checkShapes(in, out, dim, -1, g.size, "tofu_gpu_all_gather");
   CUstream stream = getStream();
   // The group's tiles one after the other, straight into the result when
@@ -407,9 +624,21 @@ void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
                                           TofuUnrankedMemRef *grid,
                                           int64_t axis, int64_t dim,
                                           int64_t kind, int64_t type) {
-  Group g = getGroup(getInts(grid), int64_t(1) << axis);
   int64_t eb = tofu::runtime::bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
+  if (workers::active()) {
+    const workers::Group &g =
+        workers::getGroup(getInts(grid), int64_t(1) << axis);
+    checkShapes(out, in, dim, -1, g.size(), "tofu_gpu_reduce_scatter");
+    std::vector<int64_t> lo(in.sizes.size(), 0);
+    lo[dim] = g.me * out.sizes[dim];
+    workersReduce(g, in, out, lo, kind, type);
+    tofu_count_received_bytes(TOFU_COUNT_REDUCE_SCATTER,
+                              double(g.size() - 1) / g.size() *
+                                  double(in.volume()) * eb);
+    return;
+  }
+  Group g = getGroup(getInts(grid), int64_t(1) << axis);
   if (dim < 0 || dim >= (int64_t)in.sizes.size() ||
       in.sizes[dim] != out.sizes[dim] * g.size)
     stop("tofu_gpu_reduce_scatter", "the result is not one chunk of the input");
@@ -449,11 +678,20 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
                                       TofuUnrankedMemRef *dst,
                                       TofuUnrankedMemRef *grid, int64_t axes,
                                       int64_t kind, int64_t type) {
-  Group g = getGroup(getInts(grid), axes);
   int64_t eb = tofu::runtime::bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
   if (in.sizes != out.sizes)
     stop("tofu_gpu_all_reduce", "the result does not have the input's shape");
+  if (workers::active()) {
+    const workers::Group &g = workers::getGroup(getInts(grid), axes);
+    workersReduce(g, in, out, std::vector<int64_t>(in.sizes.size(), 0), kind,
+                  type);
+    tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
+                              2.0 * (g.size() - 1) / g.size() *
+                                  double(in.volume()) * eb);
+    return;
+  }
+  Group g = getGroup(getInts(grid), axes);
   CUstream stream = getStream();
   // Reduce from the input (packed first if strided) into the result (or a
   // staging buffer, unpacked after, if the result is strided).
@@ -486,8 +724,10 @@ void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
                                       TofuUnrankedMemRef *grid, int64_t axes,
                                       int64_t splitDim, int64_t concatDim,
                                       int64_t elementBytes) {
-  Group g = getGroup(getInts(grid), axes);
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  if (workers::active())
+    return workersAllToAll(in, out, getInts(grid), axes, splitDim, concatDim);
+  Group g = getGroup(getInts(grid), axes);
   checkShapes(in, out, concatDim, splitDim, g.size, "tofu_gpu_all_to_all");
   CUstream stream = getStream();
   // Chunk j of the input along splitDim goes to member j; the chunk from
@@ -543,12 +783,14 @@ void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *src,
                                  TofuUnrankedMemRef *srcOffsets,
                                  TofuUnrankedMemRef *dstOffsets,
                                  int64_t elementBytes) {
-  Communicators &c = getCommunicators();
-  CUstream stream = getStream();
   int64_t eb = elementBytes;
   View in = getView(src, eb), out = getView(dst, eb);
   std::vector<int64_t> heldOffsets = getInts(srcOffsets),
                        wantedOffsets = getInts(dstOffsets);
+  if (workers::active())
+    return workersFetch(in, out, heldOffsets, wantedOffsets);
+  Communicators &c = getCommunicators();
+  CUstream stream = getStream();
   if (heldOffsets.size() != in.sizes.size() * c.size ||
       wantedOffsets.size() != out.sizes.size() * c.size)
     stop("tofu_gpu_fetch", "the offsets do not match the number of ranks");

@@ -172,6 +172,61 @@ Device &getDevice() {
   return *currentDevice;
 }
 
+struct Blas;
+struct Dnn;
+struct LockedBlockCache;
+struct StepTimer;
+
+} // namespace
+
+/// The calling in-process worker's rank (runtime/cpu/Workers.h), -1 outside
+/// a team: defined by the CPU runtime, weak so that this library also
+/// loads without it.
+extern "C" int64_t tofu_worker_rank(void) __attribute__((weak));
+
+namespace {
+
+int getWorkerRank() { return tofu_worker_rank ? int(tofu_worker_rank()) : -1; }
+
+/// What a rank has of its own on the device: the process's one rank, or
+/// each in-process worker of `tofu-run --gpu --workers K` (all on the
+/// process's device), whose streams, library handles, memory and timers
+/// stay apart: a block freed on one stream is reused on that stream only.
+struct Rank {
+  CUstream stream = nullptr;
+  Blas *blas = nullptr;
+  Dnn *dnn = nullptr;
+  LockedBlockCache *cache = nullptr;
+  StepTimer *timer = nullptr;
+};
+
+/// Guards the creation of the process rank's state.
+std::mutex rankMutex;
+
+Rank &getRank() {
+  static Rank process;
+  thread_local Rank *worker = nullptr;
+  if (getWorkerRank() < 0)
+    return process;
+  if (!worker)
+    worker = new Rank();
+  return *worker;
+}
+
+/// The calling rank's stream (the process's, or a worker's own); makes the
+/// device's context current.
+CUstream getRankStream() {
+  Device &d = getDevice();
+  Rank &r = getRank();
+  if (!r.stream) {
+    if (getWorkerRank() < 0)
+      r.stream = d.stream;
+    else
+      TOFU_CU_CHECK(cuStreamCreate(&r.stream, CU_STREAM_NON_BLOCKING));
+  }
+  return r.stream;
+}
+
 // Profile
 
 /// TOFU_GPU_PROFILE=1: a pair of timing events around every kernel launch,
@@ -221,7 +276,8 @@ public:
   OpTimer(tofu::gpu::OpClass opClass, CUstream stream, NameFn name)
       : stream(stream) {
     Profiler &p = getProfiler();
-    if (!p.enabled)
+    // In-process workers: worker 0's ops are profiled.
+    if (!p.enabled || getWorkerRank() > 0)
       return;
     {
       std::lock_guard<std::mutex> lock(p.mutex);
@@ -306,16 +362,16 @@ struct Blas {
 };
 
 std::mutex blasMutex;
-Blas *blas = nullptr;
 
 Blas &getBlas() {
-  getDevice();
+  CUstream stream = getRankStream();
   std::lock_guard<std::mutex> lock(blasMutex);
+  Blas *&blas = getRank().blas;
   if (!blas) {
     auto *b = new Blas();
     TOFU_CUDART_CHECK(cudaSetDevice(currentDevice->ordinal));
     TOFU_CUBLAS_CHECK(cublasCreate(&b->handle));
-    b->stream = currentDevice->stream;
+    b->stream = stream;
     TOFU_CUBLAS_CHECK(cublasSetStream(b->handle, b->stream));
     TOFU_CUDART_CHECK(cudaMalloc(&b->workspace, kCublasWorkspaceBytes));
     workspaceBytes += kCublasWorkspaceBytes;
@@ -356,13 +412,14 @@ struct Dnn {
   std::map<ConvKey, ConvAlgorithm> algorithms;
 };
 
-/// Guards `dnn` and every call that uses its descriptors.
+/// Guards each rank's Dnn and every call that uses its descriptors.
 std::mutex dnnMutex;
-Dnn *dnn = nullptr;
 
-/// Creates the handle and the descriptors once; call with dnnMutex held.
+/// Creates the rank's handle and descriptors once; call with dnnMutex
+/// held.
 Dnn &getDnn() {
   Blas &blasState = getBlas();
+  Dnn *&dnn = getRank().dnn;
   if (!dnn) {
     auto *d = new Dnn();
     TOFU_CUDNN_CHECK(cudnnCreate(&d->handle));
@@ -380,6 +437,7 @@ Dnn &getDnn() {
 /// Destroys the cuDNN state; call with dnnMutex held, before the stream
 /// is destroyed.
 void destroyDnn() {
+  Dnn *&dnn = getRank().dnn;
   if (!dnn)
     return;
   TOFU_CUDART_CHECK(cudaStreamSynchronize(dnn->stream));
@@ -594,7 +652,7 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
   if (allowsTF32())
     TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, algorithm.math));
   reserveWorkspace(d, algorithm.workspaceBytes);
-  OpTimer timer(tofu::gpu::OpClass::Cudnn, currentDevice->stream,
+  OpTimer timer(tofu::gpu::OpClass::Cudnn, getRankStream(),
                 [&] { return describeConv(entry, p); });
   const float alpha = 1.0f;
   // The tensor that the call writes: its address, sizes and strides.
@@ -655,7 +713,7 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
   for (int k = 0; k < 4; ++k)
     span += size_t(sizes[k] - 1) * size_t(strides[k]);
   size_t bytes = span * sizeof(float);
-  CUstream stream = currentDevice->stream;
+  CUstream stream = getRankStream();
   CUdeviceptr before = 0, again = 0;
   TOFU_CU_CHECK(cuMemAlloc(&before, bytes));
   TOFU_CU_CHECK(cuMemAlloc(&again, bytes));
@@ -748,12 +806,11 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 //===----------------------------------------------------------------------===//
 
 // The lowered host code creates a stream for each chain of launches and
-// destroys it after waiting for it; all of them are the process's stream.
-extern "C" void *mgpuStreamCreate() { return getDevice().stream; }
+// destroys it after waiting for it; all of them are the rank's stream.
+extern "C" void *mgpuStreamCreate() { return getRankStream(); }
 
 extern "C" void mgpuStreamDestroy(void *stream) {
-  Device &d = getDevice();
-  if (static_cast<CUstream>(stream) != d.stream)
+  if (static_cast<CUstream>(stream) != getRankStream())
     TOFU_CU_CHECK(cuStreamDestroy(static_cast<CUstream>(stream)));
 }
 
@@ -820,11 +877,11 @@ struct CudaBlockDriver final : tofu::gpu::BlockDriver {
     TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
   }
   void synchronize() override {
-    TOFU_CU_CHECK(cuStreamSynchronize(currentDevice->stream));
+    TOFU_CU_CHECK(cuStreamSynchronize(getRankStream()));
   }
 };
 
-/// The process's cache and the mutex that guards it.
+/// A rank's cache and the mutex that guards it.
 struct LockedBlockCache {
   std::mutex mutex;
   CudaBlockDriver driver;
@@ -832,7 +889,10 @@ struct LockedBlockCache {
 };
 
 LockedBlockCache &getBlockCache() {
-  static auto *cache = new LockedBlockCache();
+  std::lock_guard<std::mutex> lock(rankMutex);
+  LockedBlockCache *&cache = getRank().cache;
+  if (!cache)
+    cache = new LockedBlockCache();
   return *cache;
 }
 
@@ -850,7 +910,7 @@ bool forcesManagedMemory() {
 
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                               int8_t isHostShared) {
-  (void)stream; // One stream: every block is usable in stream order.
+  (void)stream; // One stream per rank: its blocks are usable in its order.
   getDevice();
   if (sizeBytes == 0)
     return nullptr;
@@ -881,7 +941,7 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
   }
   // Not from mgpuMemAlloc: freed after the work queued before it.
   TOFU_CU_CHECK(cuStreamSynchronize(stream ? static_cast<CUstream>(stream)
-                                           : currentDevice->stream));
+                                           : getRankStream()));
   TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
 
@@ -1011,12 +1071,18 @@ struct StepTimer {
 
   bool isOpen() const { return !steps.empty() && !steps.back().second; }
 };
-StepTimer stepTimer;
+StepTimer &getStepTimer() {
+  Rank &r = getRank();
+  if (!r.timer)
+    r.timer = new StepTimer();
+  return *r.timer;
+}
 
 /// Reads and destroys the events of the oldest steps as long as they have
 /// completed (`wait`: waits for all), so that the events of a long run do
 /// not pile up.
 void harvestStepTimes(bool wait) {
+  StepTimer &stepTimer = getStepTimer();
   size_t done = 0;
   for (auto [start, stop] : stepTimer.steps) {
     if (!stop)
@@ -1039,13 +1105,14 @@ void harvestStepTimes(bool wait) {
 CUevent recordEvent() {
   CUevent event = nullptr;
   TOFU_CU_CHECK(cuEventCreate(&event, CU_EVENT_DEFAULT));
-  TOFU_CU_CHECK(cuEventRecord(event, currentDevice->stream));
+  TOFU_CU_CHECK(cuEventRecord(event, getRankStream()));
   return event;
 }
 
 /// The milliseconds of every timed step, which are forgotten (waits for
 /// the last one).
 std::vector<float> takeStepTimes() {
+  StepTimer &stepTimer = getStepTimer();
   if (stepTimer.isOpen())
     misuse("tofu_gpu_timer_report", "a step's timer is open");
   harvestStepTimes(/*wait=*/true);
@@ -1057,6 +1124,7 @@ std::vector<float> takeStepTimes() {
 
 extern "C" void tofu_gpu_timer_begin() {
   getDevice();
+  StepTimer &stepTimer = getStepTimer();
   if (stepTimer.isOpen())
     misuse("tofu_gpu_timer_begin", "the previous step's timer is open");
   harvestStepTimes(/*wait=*/false);
@@ -1071,6 +1139,7 @@ extern "C" void tofu_gpu_timer_begin() {
 
 extern "C" void tofu_gpu_timer_end() {
   getDevice();
+  StepTimer &stepTimer = getStepTimer();
   if (!stepTimer.isOpen())
     misuse("tofu_gpu_timer_end", "no tofu_gpu_timer_begin before");
   stepTimer.steps.back().second = recordEvent();
@@ -1087,6 +1156,9 @@ extern "C" void tofu_gpu_timer_end() {
 extern "C" void tofu_gpu_timer_report(int64_t warmup) {
   getDevice();
   const std::vector<float> all = takeStepTimes();
+  // In-process workers: worker 0 reports.
+  if (getWorkerRank() > 0)
+    return;
   std::vector<float> times = all;
   size_t skip =
       std::min<size_t>(size_t(std::max<int64_t>(warmup, 0)), times.size());
@@ -1129,12 +1201,17 @@ extern "C" void tofu_gpu_memory_report() {
 
 extern "C" void tofu_gpu_synchronize() {
   getDevice();
-  TOFU_CU_CHECK(cuCtxSynchronize());
+  // A worker waits for its own stream, not for the other workers'.
+  if (getWorkerRank() >= 0)
+    TOFU_CU_CHECK(cuStreamSynchronize(getRankStream()));
+  else
+    TOFU_CU_CHECK(cuCtxSynchronize());
 }
 
 extern "C" void tofu_gpu_shutdown() {
   std::lock_guard<std::mutex> dnnLock(dnnMutex);
   std::lock_guard<std::mutex> lock(blasMutex);
+  Blas *&blas = getRank().blas;
   if (!blas)
     return;
   getDevice();

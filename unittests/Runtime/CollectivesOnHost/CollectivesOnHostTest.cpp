@@ -13,13 +13,21 @@
 // staging buffers are reused in stream order. Prints the counts and exits 1
 // on a difference.
 //
+// With `--workers K` (no mpiexec; ctest runs K = 4) the same cases run on K
+// in-process workers (runtime/cpu/Workers.h): each GPU collective takes the
+// workers' path (the copy and reduction kernels on the workers' plans of
+// copy parts) and is compared with the CPU workers' collective, which runs
+// the same plans on the host.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../../../runtime/cpu/RuntimeSupport.h"
+#include "../../../runtime/cpu/Workers.h"
 
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <atomic>
 #include <random>
 #include <string>
 
@@ -30,6 +38,7 @@ void mock_flush();
 long mock_queued();
 long mock_live();
 long mock_launches();
+long mock_event_waits();
 void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *, TofuUnrankedMemRef *,
                                  TofuUnrankedMemRef *, TofuUnrankedMemRef *,
                                  int64_t);
@@ -51,8 +60,11 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *,
                                       int64_t);
 }
 
-static int R, N;
-static long failures = 0, checks = 0;
+namespace workers = tofu::runtime::workers;
+
+// Each rank's: an MPI process's, or an in-process worker's.
+static thread_local int R, N;
+static thread_local long failures = 0, checks = 0;
 
 struct Buf {
   std::vector<char> storage;
@@ -167,10 +179,10 @@ struct Pending {
   std::string what;
   std::unique_ptr<Buf> cpu, gpu, srcKeep, gridKeep, aKeep, bKeep;
 };
-static std::vector<Pending> pendings;
+static thread_local std::vector<Pending> pendings;
 
 // The received bytes of each kind since resetCounters().
-static double baseline[5];
+static thread_local double baseline[5];
 static void resetCounters() {
   for (int k = 0; k < 5; ++k)
     baseline[k] = tofu_received_bytes(k);
@@ -185,7 +197,15 @@ static void checkBytes(const std::string &what, int k, double cpu, double gpu) {
   }
 }
 static void flushAndCompare() {
-  mock_flush();
+  // Workers share the one queue: flushed once everyone has queued.
+  if (workers::active()) {
+    workers::barrier();
+    if (R == 0)
+      mock_flush();
+    workers::barrier();
+  } else {
+    mock_flush();
+  }
   for (auto &p : pendings) {
     ++checks;
     if (p.cpu->storage != p.gpu->storage) {
@@ -214,10 +234,9 @@ static std::string str(const std::vector<int64_t> &v) {
   return s + "]";
 }
 
-int main() {
-  tofu_init(0);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+static std::atomic<long> workerChecks{0}, workerFailures{0};
+
+static void runChecks() {
   std::vector<std::vector<int64_t>> grids;
   if (N == 4)
     grids = {{4}, {2, 2}, {1, 4}, {2, 1, 2}};
@@ -431,6 +450,32 @@ int main() {
       flushAndCompare();
   }
   flushAndCompare();
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--workers") == 0) {
+    int k = std::atoi(argv[2]);
+    tofu_workers_run(
+        k,
+        [](void *) {
+          tofu_init(0);
+          R = workers::rank();
+          N = workers::size();
+          runChecks();
+          workerChecks += checks;
+          workerFailures += failures;
+        },
+        nullptr);
+    std::printf("workers %d: %ld checks, %ld failures, live staging blocks "
+                "%ld, launches %ld, event waits %ld\n",
+                k, workerChecks.load(), workerFailures.load(), mock_live(),
+                mock_launches(), mock_event_waits());
+    return workerFailures || !workerChecks ? 1 : 0;
+  }
+  tofu_init(0);
+  MPI_Comm_rank(MPI_COMM_WORLD, &R);
+  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  runChecks();
   long total = 0, fails = 0;
   MPI_Allreduce(&checks, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&failures, &fails, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

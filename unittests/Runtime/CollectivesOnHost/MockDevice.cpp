@@ -11,6 +11,12 @@
 // in-place rules, group calls and matching send and receive sizes. Built as
 // libnccl.so.2, which Collectives.cpp's dlopen then finds already loaded.
 //
+// In-process workers (threads of one process, runtime/cpu/Workers.h) share
+// the one queue, which a mutex guards, in the order the host queued the
+// work: the events that order their streams are checked (a wait must name
+// a recorded event) but not needed here. The reduction kernel runs
+// CopyParts.h's reduceElement the same way as the copy kernel.
+//
 //===----------------------------------------------------------------------===//
 #include "tofu/Runtime/CopyParts.h"
 #include <cstdio>
@@ -20,29 +26,43 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <mpi.h>
 #include <nccl.h>
 #include <set>
 #include <vector>
 
+static std::recursive_mutex &lock() {
+  static std::recursive_mutex m;
+  return m;
+}
+#define MOCK_LOCKED std::lock_guard<std::recursive_mutex> guard_(lock())
 static std::deque<std::function<void()>> &queue() {
   static std::deque<std::function<void()>> q;
   return q;
 }
 static void fail(const char *m) {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  int r = 0, initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized)
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
   std::fprintf(stderr, "[rank %d] MOCK FAILURE: %s\n", r, m);
-  MPI_Abort(MPI_COMM_WORLD, 3);
+  if (initialized)
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();
 }
 extern "C" void mock_flush() {
+  MOCK_LOCKED;
   while (!queue().empty()) {
     auto f = std::move(queue().front());
     queue().pop_front();
     f();
   }
 }
-extern "C" long mock_queued() { return (long)queue().size(); }
+extern "C" long mock_queued() {
+  MOCK_LOCKED;
+  return (long)queue().size();
+}
 long launches = 0;
 extern "C" long mock_launches() { return launches; }
 
@@ -54,6 +74,7 @@ static std::map<uint64_t, std::vector<char *>> freeList;
 static std::map<char *, uint64_t> live;
 extern "C" void *mgpuStreamCreate() { return (void *)0x5157; }
 extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, int8_t) {
+  MOCK_LOCKED;
   if (stream != (void *)0x5157)
     fail("mgpuMemAlloc: wrong stream");
   if (bytes == 0)
@@ -73,6 +94,7 @@ extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, int8_t) {
 extern "C" void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
+  MOCK_LOCKED;
   if (stream != (void *)0x5157)
     fail("mgpuMemFree: wrong stream");
   auto it = live.find((char *)ptr);
@@ -81,7 +103,10 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
   freeList[it->second].push_back((char *)ptr);
   live.erase(it);
 }
-extern "C" long mock_live() { return (long)live.size(); }
+extern "C" long mock_live() {
+  MOCK_LOCKED;
+  return (long)live.size();
+}
 
 // ---- CUDA driver
 extern "C" CUresult cuGetErrorName(CUresult, const char **s) {
@@ -94,13 +119,45 @@ extern "C" CUresult cuModuleLoadData(CUmodule *m, const void *) {
 }
 extern "C" CUresult cuModuleGetFunction(CUfunction *f, CUmodule,
                                         const char *n) {
-  if (std::strcmp(n, "tofu_copy_parts"))
+  if (!std::strcmp(n, "tofu_copy_parts"))
+    *f = (CUfunction)0x2;
+  else if (!std::strcmp(n, "tofu_reduce_parts"))
+    *f = (CUfunction)0x3;
+  else
     fail("kernel name");
-  *f = (CUfunction)0x2;
+  return 0;
+}
+static std::set<CUevent> &recorded() {
+  static std::set<CUevent> events;
+  return events;
+}
+long eventWaits = 0;
+extern "C" long mock_event_waits() { return eventWaits; }
+extern "C" CUresult cuEventCreate(CUevent *e, unsigned flags) {
+  if (flags != CU_EVENT_DISABLE_TIMING)
+    fail("event flags");
+  *e = (CUevent) new char;
+  return 0;
+}
+extern "C" CUresult cuEventRecord(CUevent e, CUstream s) {
+  MOCK_LOCKED;
+  if (s != (CUstream)0x5157)
+    fail("cuEventRecord: wrong stream");
+  recorded().insert(e);
+  return 0;
+}
+extern "C" CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+  MOCK_LOCKED;
+  if (s != (CUstream)0x5157 || flags)
+    fail("cuStreamWaitEvent: wrong stream or flags");
+  if (!recorded().count(e))
+    fail("cuStreamWaitEvent: the event was never recorded");
+  ++eventWaits;
   return 0;
 }
 extern "C" CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src,
                                       size_t n, CUstream) {
+  MOCK_LOCKED;
   // Pageable memory: the driver reads the host buffer before returning.
   std::vector<char> copy((const char *)src, (const char *)src + n);
   queue().push_back(
@@ -111,10 +168,12 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                    unsigned gz, unsigned bx, unsigned by,
                                    unsigned bz, unsigned shm, CUstream,
                                    void **args, void **extra) {
-  if (f != (CUfunction)0x2 || gy != 1 || gz != 1 || by != 1 || bz != 1 ||
-      extra || shm)
+  MOCK_LOCKED;
+  if ((f != (CUfunction)0x2 && f != (CUfunction)0x3) || gy != 1 || gz != 1 ||
+      by != 1 || bz != 1 || extra || shm)
     fail("launch config");
-  // The kernel's parameters: const Part *, int, long long, int.
+  // The kernels' parameters: const Part *, int, long long, then the copy's
+  // int element bytes or the reduction's int type and int kind.
   const tofu::copy::Part *table = *(const tofu::copy::Part **)args[0];
   int count = *(int *)args[1];
   long long total = *(long long *)args[2];
@@ -122,6 +181,34 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   if (gx == 0 || bx == 0)
     fail("empty grid");
   ++launches;
+  if (f == (CUfunction)0x3) {
+    int type = eb, kind = *(int *)args[4];
+    if (type < 0 || type > 3 || kind < 1 || kind > 4)
+      fail("reduction type or kind");
+    queue().push_back([=] {
+      auto k = tofu::copy::Reduction(kind);
+      long long stride = (long long)gx * bx;
+      std::vector<char> hit(total, 0);
+      for (unsigned b = 0; b < gx; ++b)
+        for (unsigned t = 0; t < bx; ++t)
+          for (long long i = (long long)b * bx + t; i < total; i += stride) {
+            if (hit[i]++)
+              fail("element reduced twice");
+            if (type == 0)
+              tofu::copy::reduceElement<float>(table, count, i, k);
+            else if (type == 1)
+              tofu::copy::reduceElement<double>(table, count, i, k);
+            else if (type == 2)
+              tofu::copy::reduceElement<int32_t>(table, count, i, k);
+            else
+              tofu::copy::reduceElement<int64_t>(table, count, i, k);
+          }
+      for (long long i = 0; i < total; ++i)
+        if (!hit[i])
+          fail("element not reduced");
+    });
+    return 0;
+  }
   queue().push_back([=] {
     long long stride = (long long)gx * bx;
     std::vector<char> hit(total, 0);
