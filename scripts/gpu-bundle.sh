@@ -9,7 +9,14 @@
 # writes OUTDIR/tofu-gpu-bundle/ and OUTDIR/bundle.tar.xz with
 #   bin/check-{mlp,wrn,tf,lstm}   the four small models of
 #                                 tofu-run-gpu.test, 3 steps;
-#   ref/check-*.cpu               their CPU losses (tofu-run, same driver);
+#   bin/check-part-{mlp,wrn,tf}-wK
+#                                 the MLP, the tiny Wide ResNet and the tiny
+#                                 Transformer partitioned for K = 2, 4, 8
+#                                 devices, run as K in-process workers on
+#                                 one GPU (tofu-run --gpu --workers K);
+#   ref/check-*.cpu               their CPU losses (tofu-run, same driver;
+#                                 the partitioned ones on K CPU workers,
+#                                 with their measured bytes);
 #   bin/collectives               the GPU collectives on one rank (gtest);
 #   bin/speed-{mlp,bert,wresnet}  benchmarks/gpu_step.py's three models,
 #                                 5 warm-up + 20 timed steps (not with
@@ -114,6 +121,37 @@ check tf "kind=adam lr=0.01" \
   transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 2
 check lstm "kind=sgd lr=0.05" \
   rnn --layers 1 --hidden 16 --steps 4 --batch 4 --embed 8
+
+# partcheck NAME K OPTIMIZER ZOO-ARGUMENTS...: the model partitioned for K
+# devices, as K in-process workers on one GPU, with the CPU workers' losses
+# and measured bytes of the same program (3 steps).
+partcheck() {
+  local name=check-part-$1-w$2 k=$2 optimizer=$3
+  shift 3
+  local t
+  t=$(now)
+  PYTHONPATH="$ROOT/python" "$PYTHON" -m tofu.models "$@" \
+    | "$BUILD/bin/tofu-opt" --tofu-autodiff --tofu-optimizer="$optimizer" \
+        --tdl-attach \
+        --tofu-search="devices=$k report=none plan-out=none svg=none" \
+        --tofu-partition -o "$WORK/$name.mlir"
+  TOFU_CC=${TOFU_CC:-$CLANG} "$BUILD/bin/tofu-run" --gpu "$WORK/$name.mlir" \
+    --steps 3 --workers "$k" --emit-executable "$STAGE/bin/$name" \
+    --executable-rpath '$ORIGIN/../lib'
+  "$BUILD/bin/tofu-run" "$WORK/$name.mlir" --steps 3 --workers "$k" \
+    > "$STAGE/ref/$name.cpu" 2> "$WORK/$name.cpu.remarks"
+  echo "gpu-bundle: $name: partitioned, compiled and linked for $k GPU" \
+    "workers in $(elapsed "$t") s"
+}
+
+for k in 2 4 8; do
+  partcheck mlp "$k" "kind=sgd lr=0.05" \
+    mlp --layers 2 --hidden 64 --batch 16 --features 32 --classes 10
+  partcheck wrn "$k" "kind=sgd lr=0.05" \
+    wresnet --stages 1,1 --image 8 --batch 4 --classes 3
+  partcheck tf "$k" "kind=adam lr=0.01" \
+    transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 4
+done
 
 if [ "$checksOnly" = 0 ]; then
   # benchmarks/gpu_step.py's ZOO table: 5 warm-up and 20 timed steps.

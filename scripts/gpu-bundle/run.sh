@@ -6,7 +6,8 @@
 #
 #  (a) correctness: each check-* executable twice; both must exit 0, print
 #      the CPU losses of ref/ within rtol 1e-4, and print bit-identical
-#      losses. A check that fails is run once more with
+#      losses; a partitioned one (check-part-*: K in-process workers on
+#      the GPU) must also print the CPU's measured bytes per step. A check that fails is run once more with
 #      TOFU_GPU_MEMORY=managed (every buffer in managed memory), which says
 #      whether device memory was the cause.
 #  (b) speed: each speed-* executable once (median of 20 steps after 5
@@ -107,6 +108,16 @@ for exe in "$HERE"/bin/check-*; do
     else
       echo "$name: FAILED: $(cat "$LOG/$name.compare.txt")"
       ok=0
+    fi
+    bytes=$(grep "^measured bytes" "$HERE/ref/$name.cpu")
+    if [ -n "$bytes" ]; then
+      if [ "$(grep "^measured bytes" "$LOG/$name.1.txt")" = "$bytes" ]; then
+        echo "$name: the CPU's $bytes"
+      else
+        echo "$name: FAILED: the measured bytes differ from the CPU's" \
+          "($bytes)"
+        ok=0
+      fi
     fi
     if diff <(losses "$LOG/$name.1.txt") <(losses "$LOG/$name.2.txt") \
         > "$LOG/$name.determinism.txt"; then

@@ -24,7 +24,9 @@
 //
 // --workers K runs the K ranks of a partitioned step as K threads of this
 // process instead of K MPI processes (runtime/cpu/Workers.h): the same
-// program, whose collectives read the peers' tiles in place.
+// program, whose collectives read the peers' tiles in place; with --gpu,
+// all K on the process's GPU, each with its own stream. An executable of
+// --emit-executable starts the K workers itself.
 //
 // With --gpu, an unpartitioned step (the output of tofu-autodiff and
 // tofu-optimizer) runs on the GPU instead: the same driver and initial
@@ -130,7 +132,8 @@ static llvm::cl::opt<unsigned>
 static llvm::cl::opt<unsigned> workers(
     "workers",
     llvm::cl::desc("Run the ranks of a partitioned step as this many threads "
-                   "of one process instead of under mpiexec (default 1)"),
+                   "of one process instead of under mpiexec (default 1; "
+                   "with --gpu, all on one GPU)"),
     llvm::cl::init(1), llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> gpuLowerOnly(
     "gpu-lower-only",
@@ -350,7 +353,7 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
                                      ArrayRef<std::string> libraries,
                                      StringRef rpath,
                                      bool allowUndefinedInLibraries,
-                                     int threads) {
+                                     int threads, int workerCount) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tofu-run");
@@ -372,7 +375,25 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
                      {builder.CreateGlobalString("TOFU_NUM_THREADS"),
                       builder.CreateGlobalString(std::to_string(threads)),
                       builder.getInt32(0)});
-  builder.CreateCall(run);
+  if (workerCount > 1) {
+    // tofu_workers_run(K, body, null): each worker runs the lowered main.
+    auto *body = llvm::Function::Create(
+        llvm::FunctionType::get(builder.getVoidTy(), {ptr}, false),
+        llvm::Function::InternalLinkage, "tofu_worker_body", *llvmModule);
+    llvm::IRBuilder<> bodyBuilder(
+        llvm::BasicBlock::Create(context, "entry", body));
+    bodyBuilder.CreateCall(run);
+    bodyBuilder.CreateRetVoid();
+    llvm::FunctionCallee start = llvmModule->getOrInsertFunction(
+        "tofu_workers_run",
+        llvm::FunctionType::get(builder.getVoidTy(),
+                                {builder.getInt64Ty(), ptr, ptr}, false));
+    builder.CreateCall(start, {builder.getInt64(workerCount), body,
+                               llvm::ConstantPointerNull::get(
+                                   llvm::PointerType::get(context, 0))});
+  } else {
+    builder.CreateCall(run);
+  }
   builder.CreateRet(builder.getInt32(0));
 
   llvm::InitializeNativeTarget();
@@ -635,11 +656,6 @@ int main(int argc, char **argv) {
   if (workers > 1 && ranks > 1)
     return fail("--workers runs the ranks in one process: run it without "
                 "mpiexec");
-  if (workers > 1 && onGPU)
-    return fail("--workers runs on the CPU only");
-  if (workers > 1 && !emitExecutable.empty())
-    return fail("--workers runs the step in process: it does not take "
-                "--emit-executable");
   if (workers > 1 && (!saveFile.empty() || !resumeFile.empty()))
     return fail("--workers does not take --save or --resume (a checkpoint is "
                 "written by MPI ranks): run under mpiexec");
@@ -880,7 +896,7 @@ int main(int argc, char **argv) {
     libraries.push_back(TOFU_C_RUNNER_UTILS);
     std::string error =
         compileExecutable(*module, emitExecutable, libraries,
-                          executableRpath, onGPU, rankThreads);
+                          executableRpath, onGPU, rankThreads, workers);
     if (!error.empty())
       return fail("--emit-executable: " + error);
     return 0;
