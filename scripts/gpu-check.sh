@@ -4,8 +4,12 @@
 #  (a) correctness: the k = 1 training steps (MLP, tiny Wide ResNet, tiny
 #      Transformer, LSTM) run by `tofu-run --gpu` against `tofu-run` on the
 #      CPU, rtol 1e-4 after 3 steps (test/Integration/GPU, lit features
-#      `cuda` and `mpi`), and the GPU collectives on one rank
-#      (build/unittests/TofuGpuCollectivesTests);
+#      `cuda` and `mpi`), the GPU collectives on one rank
+#      (build/unittests/TofuGpuCollectivesTests), and the partitioned MLP,
+#      tiny Wide ResNet and tiny Transformer for 2, 4 and 8 devices as that
+#      many in-process workers on the GPU (`tofu-run --gpu --workers K`)
+#      against the same program on CPU workers: losses within rtol 1e-4,
+#      measured bytes per step equal;
 #  (b) speed: benchmarks/gpu_step.py, PyTorch eager against `tofu-run
 #      --gpu` at the issue's sizes (median of 20 steps after 5 warm-up).
 # Exit status: 0 when both ran and (a) passed; 2 without an NVIDIA GPU or
@@ -54,6 +58,47 @@ if [ ! -f build/build.ninja ]; then
 fi
 ninja -C build
 
+# partitioned DIR SPEC DEVICES GPU-RUN CPU-RUN: partitions the model of SPEC
+# (NAME:OPTIMIZER:ZOO-ARGUMENTS) for DEVICES and compares the GPU run of
+# the program (GPU-RUN PROGRAM --steps 3) with the CPU run; sets status=1
+# on a difference.
+partitioned() {
+  dir=$1 spec=$2 devices=$3 gpu=$4 cpu=$5
+  name=${spec%%:*}
+  rest=${spec#*:}
+  optimizer=${rest%%:*}
+  zoo=${rest#*:}
+  # shellcheck disable=SC2086
+  PYTHONPATH=python python3 -m tofu.models $zoo \
+    | build/bin/tofu-opt --tofu-autodiff --tofu-optimizer="$optimizer" \
+        --tdl-attach --tofu-search="devices=$devices report=none plan-out=none svg=none" \
+        --tofu-partition -o "$dir/$name-$devices.mlir"
+  # (stdin stays the caller's list of models: mpiexec would read it)
+  $cpu "$dir/$name-$devices.mlir" --steps 3 < /dev/null \
+    > "$dir/$name-$devices.cpu.txt" 2>/dev/null
+  if ! $gpu "$dir/$name-$devices.mlir" --steps 3 < /dev/null \
+      > "$dir/$name-$devices.gpu.txt" 2>&1; then
+    echo "$name x$devices: FAILED: $gpu ($dir/$name-$devices.gpu.txt)"
+    status=1
+    return
+  fi
+  if ! python3 test/Integration/GPU/Inputs/compare_losses.py \
+      "$dir/$name-$devices.cpu.txt" "$dir/$name-$devices.gpu.txt" 1e-4; then
+    echo "$name x$devices: FAILED: the losses differ"
+    status=1
+  elif [ "$(grep "^measured bytes" "$dir/$name-$devices.cpu.txt")" != \
+      "$(grep "^measured bytes" "$dir/$name-$devices.gpu.txt")" ]; then
+    echo "$name x$devices: FAILED: the measured bytes differ"
+    status=1
+  else
+    echo "$name x$devices: the CPU's losses within 1e-4;" \
+      "$(grep "^measured bytes" "$dir/$name-$devices.gpu.txt")"
+  fi
+}
+SPECS="mlp:kind=sgd lr=0.05:mlp --layers 2 --hidden 64 --batch 16 --features 32 --classes 10
+wrn:kind=sgd lr=0.05:wresnet --stages 1,1 --image 8 --batch 4 --classes 3
+tf:kind=adam lr=0.01:transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 4"
+
 if [ "$multi" = 1 ]; then
   gpus=$(nvidia-smi -L | grep -c "^GPU")
   if [ "$gpus" -lt 2 ] || ! command -v mpiexec >/dev/null 2>&1; then
@@ -65,39 +110,14 @@ if [ "$multi" = 1 ]; then
   dir=build/gpu-check-multi
   mkdir -p "$dir"
   status=0
-  for spec in "mlp:kind=sgd lr=0.05:mlp --layers 2 --hidden 64 --batch 16 --features 32 --classes 10" \
-      "wrn:kind=sgd lr=0.05:wresnet --stages 1,1 --image 8 --batch 4 --classes 3" \
-      "tf:kind=adam lr=0.01:transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 4"; do
-    name=${spec%%:*}
-    rest=${spec#*:}
-    optimizer=${rest%%:*}
-    zoo=${rest#*:}
-    # shellcheck disable=SC2086
-    PYTHONPATH=python python3 -m tofu.models $zoo \
-      | build/bin/tofu-opt --tofu-autodiff --tofu-optimizer="$optimizer" \
-          --tdl-attach --tofu-search="devices=$gpus report=none plan-out=none svg=none" \
-          --tofu-partition -o "$dir/$name.mlir"
-    mpiexec -n "$gpus" build/bin/tofu-run "$dir/$name.mlir" --steps 3 \
-      > "$dir/$name.cpu.txt"
-    if ! mpiexec -n "$gpus" build/bin/tofu-run --gpu "$dir/$name.mlir" \
-        --steps 3 > "$dir/$name.gpu.txt" 2>&1; then
-      echo "$name: FAILED: mpiexec -n $gpus tofu-run --gpu ($dir/$name.gpu.txt)"
-      status=1
-      continue
-    fi
-    if ! python3 test/Integration/GPU/Inputs/compare_losses.py \
-        "$dir/$name.cpu.txt" "$dir/$name.gpu.txt" 1e-4; then
-      echo "$name: FAILED: the losses differ"
-      status=1
-    elif [ "$(grep "^measured bytes" "$dir/$name.cpu.txt")" != \
-        "$(grep "^measured bytes" "$dir/$name.gpu.txt")" ]; then
-      echo "$name: FAILED: the measured bytes differ"
-      status=1
-    else
-      echo "$name: the CPU's losses within 1e-4;" \
-        "$(grep "^measured bytes" "$dir/$name.gpu.txt")"
-    fi
-  done
+  echo "$SPECS" | {
+    while read -r spec; do
+      partitioned "$dir" "$spec" "$gpus" \
+        "mpiexec -n $gpus build/bin/tofu-run --gpu" \
+        "mpiexec -n $gpus build/bin/tofu-run"
+    done
+    exit "$status"
+  } || status=1
   exit "$status"
 fi
 
@@ -129,6 +149,23 @@ if [ -x build/unittests/TofuGpuCollectivesTests ]; then
     exit 1
   fi
   echo "gpu-check: the GPU collectives passed on one rank"
+fi
+
+echo "== (a) partitioned steps as in-process workers on one GPU"
+dir=build/gpu-check-workers
+mkdir -p "$dir"
+for k in 2 4 8; do
+  echo "$SPECS" | {
+    while read -r spec; do
+      partitioned "$dir" "$spec" "$k" "build/bin/tofu-run --gpu --workers $k" \
+        "build/bin/tofu-run --workers $k"
+    done
+    exit "$status"
+  } || status=1
+done
+if [ "$status" -ne 0 ]; then
+  echo "gpu-check: (a) failed: the partitioned steps on GPU workers" >&2
+  exit 1
 fi
 
 echo "gpu-check: (a) passed"
