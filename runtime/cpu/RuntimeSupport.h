@@ -184,8 +184,8 @@ inline std::vector<int64_t> relative(const tofu::fetch::Box &b,
 
 /// Copies `n` elements of `eb` bytes, `fromStride` and `toStride` elements
 /// apart: one memcpy when both are dense.
-inline void copyRow(const char *from, int64_t fromStride, char *to, int64_t toStride,
-             int64_t n, int64_t eb) {
+inline void copyRow(const char *from, int64_t fromStride, char *to,
+                    int64_t toStride, int64_t n, int64_t eb) {
   if ((fromStride == 1 || n == 1) && (toStride == 1 || n == 1)) {
     std::memcpy(to, from, n * eb);
     return;
@@ -202,14 +202,14 @@ inline int64_t getInnerStride(const View &v) {
 /// Copies the sub-box [lo, lo + sizes) of a view to or from a packed buffer,
 /// a row at a time.
 inline void pack(const View &v, const std::vector<int64_t> &lo,
-          const std::vector<int64_t> &sizes, char *out) {
+                 const std::vector<int64_t> &sizes, char *out) {
   int64_t eb = v.elementBytes, stride = getInnerStride(v);
   forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
     copyRow(v.data + off * eb, stride, out + i * eb, 1, n, eb);
   });
 }
 inline void unpack(const View &v, const std::vector<int64_t> &lo,
-            const std::vector<int64_t> &sizes, const char *in) {
+                   const std::vector<int64_t> &sizes, const char *in) {
   int64_t eb = v.elementBytes, stride = getInnerStride(v);
   forEachRow(v, lo, sizes, [&](int64_t off, int64_t i, int64_t n) {
     copyRow(in + i * eb, 1, v.data + off * eb, stride, n, eb);
@@ -219,8 +219,8 @@ inline void unpack(const View &v, const std::vector<int64_t> &lo,
 /// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`, a row
 /// at a time (both views have the same element size).
 inline void copyBox(const View &from, const std::vector<int64_t> &fromLo,
-             const View &to, const std::vector<int64_t> &toLo,
-             const std::vector<int64_t> &sizes) {
+                    const View &to, const std::vector<int64_t> &toLo,
+                    const std::vector<int64_t> &sizes) {
   int64_t eb = from.elementBytes;
   int64_t toBase = 0;
   for (size_t d = 0; d < sizes.size(); ++d)

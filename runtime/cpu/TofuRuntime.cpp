@@ -107,8 +107,8 @@ MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
     fatal("the grid does not have as many ranks as the job");
   GroupPosition position = getGroupPosition(grid, axes, s.rank);
   MPI_Comm comm;
-  TOFU_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, position.color, position.key,
-                                &comm));
+  TOFU_MPI_CHECK(
+      MPI_Comm_split(MPI_COMM_WORLD, position.color, position.key, &comm));
   s.comms[key] = comm;
   return comm;
 }
@@ -141,8 +141,8 @@ void reduceOverJob(double *values, int n, int64_t kind) {
   if (workers::active())
     return workers::reduceDoubles(values, n, kind);
   ensureInitialized();
-  TOFU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE,
-                               mpiOp(kind), MPI_COMM_WORLD));
+  TOFU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, mpiOp(kind),
+                               MPI_COMM_WORLD));
 }
 
 /// splitmix64: a counter-based generator, one value per index.
@@ -337,8 +337,8 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
   int64_t eb = bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
   if (workers::active()) {
-    int groupSize = workers::reduceScatter(in, out, getInts(grid), axis, dim,
-                                           kind, type);
+    int groupSize =
+        workers::reduceScatter(in, out, getInts(grid), axis, dim, kind, type);
     state().reduceScatterBytes +=
         double(groupSize - 1) / groupSize * double(in.volume()) * eb;
     return;
@@ -417,11 +417,10 @@ void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
                                   int64_t elementBytes) {
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
   if (workers::active()) {
-    int groupSize = workers::allToAll(in, out, getInts(grid), axes, splitDim,
-                                      concatDim);
+    int groupSize =
+        workers::allToAll(in, out, getInts(grid), axes, splitDim, concatDim);
     state().allToAllBytes +=
-        double(groupSize - 1) * double(out.volume() / groupSize) *
-        elementBytes;
+        double(groupSize - 1) * double(out.volume() / groupSize) * elementBytes;
     return;
   }
   MPI_Comm comm = getComm(getInts(grid), axes);
@@ -718,7 +717,9 @@ struct BlockKeyHash {
 /// Each rank's own: an in-process worker (Workers.h) frees what it
 /// allocated.
 std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> &freeBlocks() {
-  static thread_local std::unordered_map<BlockKey, std::vector<char *>, BlockKeyHash> blocks;
+  static thread_local std::unordered_map<BlockKey, std::vector<char *>,
+                                         BlockKeyHash>
+      blocks;
   return blocks;
 }
 

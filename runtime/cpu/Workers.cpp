@@ -53,7 +53,7 @@ public:
   explicit Barrier(int size)
       : size(size),
         spins(unsigned(size) <= std::thread::hardware_concurrency() ? 20000
-                                                                     : 0) {}
+                                                                    : 0) {}
 
   void wait() {
     unsigned gen = generation.load(std::memory_order_acquire);
@@ -239,8 +239,8 @@ std::vector<int> getAllRanks() {
 /// A collective on the host: publish the input, run the parts that `plan`
 /// makes from the inputs into the target, wait for the team, finish.
 template <typename Plan, typename Run>
-void runCollective(const View &in, const View &out, const std::vector<int> &from,
-                   Plan plan, Run run) {
+void runCollective(const View &in, const View &out,
+                   const std::vector<int> &from, Plan plan, Run run) {
   Target target(in, out);
   workers::publish(&in);
   std::vector<copy::Part> parts = plan(getInputs(from), target.view);
@@ -359,8 +359,7 @@ std::vector<copy::Part> planReduction(const std::vector<View> &inputs,
                                       const View &out) {
   std::vector<copy::Part> parts;
   for (const View &in : inputs)
-    addPart(parts, in, lo, out, std::vector<int64_t>(lo.size(), 0),
-            out.sizes);
+    addPart(parts, in, lo, out, std::vector<int64_t>(lo.size(), 0), out.sizes);
   return parts;
 }
 
@@ -389,8 +388,8 @@ std::vector<copy::Part> planFetch(const std::vector<View> &inputs,
   return parts;
 }
 
-int allGather(const View &in, const View &out,
-              const std::vector<int64_t> &grid, int64_t axes, int64_t dim) {
+int allGather(const View &in, const View &out, const std::vector<int64_t> &grid,
+              int64_t axes, int64_t dim) {
   const Group &g = getGroup(grid, axes);
   checkShapes(in, out, dim, -1, g.size(), "all_gather");
   runCollective(
@@ -464,8 +463,7 @@ int64_t fetch(const View &in, const View &out,
   runCollective(
       in, out, getAllRanks(),
       [&](const std::vector<View> &inputs, const View &target) {
-        return planFetch(inputs, target, heldOffsets, wantedOffsets,
-                         received);
+        return planFetch(inputs, target, heldOffsets, wantedOffsets, received);
       },
       [&](const std::vector<copy::Part> &parts) {
         runParts(parts, in.elementBytes);

@@ -92,8 +92,8 @@ bool overlaps(const View &a, const View &b);
 // The collectives of TofuRuntime.h on the team, executed on the host. Each
 // returns the size of the group, for the byte counts, which the caller
 // keeps.
-int allGather(const View &in, const View &out,
-              const std::vector<int64_t> &grid, int64_t axes, int64_t dim);
+int allGather(const View &in, const View &out, const std::vector<int64_t> &grid,
+              int64_t axes, int64_t dim);
 int allToAll(const View &in, const View &out, const std::vector<int64_t> &grid,
              int64_t axes, int64_t splitDim, int64_t concatDim);
 int allReduce(const View &in, const View &out, const std::vector<int64_t> &grid,

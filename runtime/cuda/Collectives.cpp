@@ -113,11 +113,11 @@ namespace {
 using tofu::runtime::checkShapes;
 using tofu::runtime::getAddress;
 using tofu::runtime::getDenseView;
-using tofu::runtime::getInts;
 using tofu::runtime::getGroupPosition;
-using tofu::runtime::GroupPosition;
+using tofu::runtime::getInts;
 using tofu::runtime::getOuterVolume;
 using tofu::runtime::getView;
+using tofu::runtime::GroupPosition;
 using tofu::runtime::isContiguous;
 using tofu::runtime::relative;
 using tofu::runtime::View;
@@ -272,10 +272,9 @@ CUfunction getReduceKernel() {
 /// Uploads a part table to a staging buffer, in stream order.
 void uploadParts(const std::vector<copy::Part> &parts, Staging &table) {
   // From pageable memory: the driver has read `parts` when this returns.
-  TOFU_CU_CHECK(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(table.data),
-                                  parts.data(),
-                                  parts.size() * sizeof(copy::Part),
-                                  getStream()));
+  TOFU_CU_CHECK(
+      cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(table.data), parts.data(),
+                        parts.size() * sizeof(copy::Part), getStream()));
 }
 
 /// The grid of a grid-stride launch over `total` elements.
@@ -412,9 +411,9 @@ void workersAllGather(const View &in, const View &out,
       [&](const std::vector<copy::Part> &parts) {
         launchCopies(parts, in.elementBytes);
       });
-  tofu_count_received_bytes(TOFU_COUNT_ALL_GATHER,
-                            double(g.size() - 1) * double(in.volume()) *
-                                in.elementBytes);
+  tofu_count_received_bytes(TOFU_COUNT_ALL_GATHER, double(g.size() - 1) *
+                                                       double(in.volume()) *
+                                                       in.elementBytes);
 }
 
 void workersAllToAll(const View &in, const View &out,
@@ -430,17 +429,15 @@ void workersAllToAll(const View &in, const View &out,
       [&](const std::vector<copy::Part> &parts) {
         launchCopies(parts, in.elementBytes);
       });
-  tofu_count_received_bytes(TOFU_COUNT_ALL_TO_ALL,
-                            double(g.size() - 1) *
-                                double(out.volume() / g.size()) *
-                                in.elementBytes);
+  tofu_count_received_bytes(
+      TOFU_COUNT_ALL_TO_ALL,
+      double(g.size() - 1) * double(out.volume() / g.size()) * in.elementBytes);
 }
 
 /// The reduction over the group of the box of out's shape at `lo` in each
 /// member's input.
 void workersReduce(const workers::Group &g, const View &in, const View &out,
-                   const std::vector<int64_t> &lo, int64_t kind,
-                   int64_t type) {
+                   const std::vector<int64_t> &lo, int64_t kind, int64_t type) {
   runOnWorkers(
       in, out, g.members,
       [&](const std::vector<View> &inputs, const View &target) {
@@ -530,8 +527,8 @@ Group getGroup(const std::vector<int64_t> &grid, int64_t axes) {
                                   "the job");
     GroupPosition position = getGroupPosition(grid, axes, c.rank);
     ncclComm_t comm = nullptr;
-    TOFU_NCCL_CHECK(nccl().commSplit(c.world, position.color, position.key, &comm,
-                                     nullptr));
+    TOFU_NCCL_CHECK(nccl().commSplit(c.world, position.color, position.key,
+                                     &comm, nullptr));
     it = c.groups.emplace(key, comm).first;
   }
   Group g;

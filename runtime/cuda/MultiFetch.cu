@@ -29,8 +29,7 @@ __device__ void reduceParts(const tofu::copy::Part *parts, int count,
   long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
        i < total; i += stride)
-    tofu::copy::reduceElement<T>(parts, count, i,
-                                 tofu::copy::Reduction(kind));
+    tofu::copy::reduceElement<T>(parts, count, i, tofu::copy::Reduction(kind));
 }
 
 // `type`: TofuRuntime.h's TOFU_F32, TOFU_F64, TOFU_I32, TOFU_I64 (0 .. 3).

@@ -895,8 +895,8 @@ int main(int argc, char **argv) {
       libraries.push_back(cudaRuntime);
     libraries.push_back(TOFU_C_RUNNER_UTILS);
     std::string error =
-        compileExecutable(*module, emitExecutable, libraries,
-                          executableRpath, onGPU, rankThreads, workers);
+        compileExecutable(*module, emitExecutable, libraries, executableRpath,
+                          onGPU, rankThreads, workers);
     if (!error.empty())
       return fail("--emit-executable: " + error);
     return 0;

@@ -24,10 +24,10 @@
 #include "../../../runtime/cpu/RuntimeSupport.h"
 #include "../../../runtime/cpu/Workers.h"
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <atomic>
 #include <random>
 #include <string>
 

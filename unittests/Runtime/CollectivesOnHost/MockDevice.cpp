@@ -26,8 +26,8 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <mpi.h>
+#include <mutex>
 #include <nccl.h>
 #include <set>
 #include <vector>
