@@ -64,10 +64,7 @@ struct Engine {
 // Each rank has its own: an in-process worker (Workers.h) sets its own
 // OpenMP threads, and a stream or a primitive's memory is not shared
 // between threads.
-Engine &getEngine() {
-  static thread_local Engine &e = *new Engine;
-  return e;
-}
+Engine &getEngine() { return getThreadObject<Engine>(); }
 
 /// One tensor of a convolution: the caller's memory (its strides, the
 /// data handle set at each call) and, when the primitive wants another
@@ -254,8 +251,7 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
              p.wStrides[0],  p.wStrides[1], p.wStrides[2],
              p.wStrides[3],  p.yStrides[0], p.yStrides[1],
              p.yStrides[2],  p.yStrides[3], intptr_t(p.beta != 0.0f)};
-  static thread_local auto &cache =
-      *new std::map<Key, std::unique_ptr<Convolution>>;
+  auto &cache = getThreadObject<std::map<Key, std::unique_ptr<Convolution>>>();
   std::unique_ptr<Convolution> &c = cache[key];
   if (!c)
     c = create(kind, p);

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace tofu {
@@ -295,6 +296,22 @@ inline void checkShapes(const View &in, const View &out, int64_t grow,
                  what, groupSize);
     fatal("invalid collective");
   }
+}
+
+/// A per-thread object of type T that lives as long as the process: made on
+/// first use by each thread (each in-process worker, Workers.h, has its
+/// own) and kept reachable, so that no destructor at exit frees one that
+/// another still refers to, and LeakSanitizer does not report it.
+template <typename T> T &getThreadObject() {
+  thread_local T *object = nullptr;
+  if (!object) {
+    static std::mutex mutex;
+    static auto *all = new std::vector<T *>;
+    object = new T();
+    std::lock_guard<std::mutex> lock(mutex);
+    all->push_back(object);
+  }
+  return *object;
 }
 
 /// The threads of each library call (OpenBLAS, oneDNN): TOFU_NUM_THREADS,

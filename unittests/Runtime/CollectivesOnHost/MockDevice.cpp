@@ -136,7 +136,10 @@ extern "C" long mock_event_waits() { return eventWaits; }
 extern "C" CUresult cuEventCreate(CUevent *e, unsigned flags) {
   if (flags != CU_EVENT_DISABLE_TIMING)
     fail("event flags");
-  *e = (CUevent) new char;
+  // A handle that is never dereferenced (nothing to free).
+  static long events = 0;
+  MOCK_LOCKED;
+  *e = (CUevent)(++events * 16);
   return 0;
 }
 extern "C" CUresult cuEventRecord(CUevent e, CUstream s) {
