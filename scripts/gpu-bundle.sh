@@ -21,6 +21,11 @@
 #   bin/speed-{mlp,bert,wresnet}  benchmarks/gpu_step.py's three models,
 #                                 5 warm-up + 20 timed steps (not with
 #                                 --checks-only);
+#   bin/speed-part-mlp-w2         speed-mlp's step partitioned for 2
+#                                 devices, as 2 workers on the one GPU
+#                                 (not with --checks-only);
+#   bin/bench-multifetch          the copy kernel's bandwidth against
+#                                 cuMemcpyPeerAsync (not with --checks-only);
 #   lib/                          the CPU and CUDA runtimes and the MPICH
 #                                 libraries they load;
 #   torch/gpu_step.py             the PyTorch side of the benchmark;
@@ -122,22 +127,32 @@ check tf "kind=adam lr=0.01" \
 check lstm "kind=sgd lr=0.05" \
   rnn --layers 1 --hidden 16 --steps 4 --batch 4 --embed 8
 
-# partcheck NAME K OPTIMIZER ZOO-ARGUMENTS...: the model partitioned for K
-# devices, as K in-process workers on one GPU, with the CPU workers' losses
-# and measured bytes of the same program (3 steps).
-partcheck() {
-  local name=check-part-$1-w$2 k=$2 optimizer=$3
+# partition NAME K OPTIMIZER ZOO-ARGUMENTS...: WORK/NAME.mlir, the model's
+# step partitioned for K devices.
+partition() {
+  local name=$1 k=$2 optimizer=$3
   shift 3
-  local t
-  t=$(now)
   PYTHONPATH="$ROOT/python" "$PYTHON" -m tofu.models "$@" \
     | "$BUILD/bin/tofu-opt" --tofu-autodiff --tofu-optimizer="$optimizer" \
         --tdl-attach \
         --tofu-search="devices=$k report=none plan-out=none svg=none" \
         --tofu-partition -o "$WORK/$name.mlir"
+}
+
+# partcheck NAME K OPTIMIZER ZOO-ARGUMENTS...: the model partitioned for K
+# devices, as K in-process workers on one GPU, with the CPU workers' losses
+# and measured bytes of the same program (3 steps).
+partcheck() {
+  local name=check-part-$1-w$2 k=$2
+  local t
+  t=$(now)
+  shift 2
+  partition "$name" "$k" "$@"
+  # The lowering's remarks (zero pads kept as copies) go to a log.
   TOFU_CC=${TOFU_CC:-$CLANG} "$BUILD/bin/tofu-run" --gpu "$WORK/$name.mlir" \
     --steps 3 --workers "$k" --emit-executable "$STAGE/bin/$name" \
-    --executable-rpath '$ORIGIN/../lib'
+    --executable-rpath '$ORIGIN/../lib' 2> "$WORK/$name.gpu.remarks" \
+    || { cat "$WORK/$name.gpu.remarks" >&2; exit 1; }
   "$BUILD/bin/tofu-run" "$WORK/$name.mlir" --steps 3 --workers "$k" \
     > "$STAGE/ref/$name.cpu" 2> "$WORK/$name.cpu.remarks"
   echo "gpu-bundle: $name: partitioned, compiled and linked for $k GPU" \
@@ -161,6 +176,16 @@ if [ "$checksOnly" = 0 ]; then
     transformer --layers 4 --seq 512 --batch 8
   model speed-wresnet 25 5 "kind=sgd" \
     wresnet --depth 50 --width 4 --batch 32 --image 224
+  # The MLP's step as 2 workers on the one GPU, against speed-mlp (k = 1).
+  partition speed-part-mlp-w2 2 "kind=sgd" \
+    mlp --batch 512 --hidden 8192 --layers 4
+  TOFU_CC=${TOFU_CC:-$CLANG} "$BUILD/bin/tofu-run" --gpu \
+    "$WORK/speed-part-mlp-w2.mlir" --steps 25 --warmup 5 --workers 2 \
+    --emit-executable "$STAGE/bin/speed-part-mlp-w2" \
+    --executable-rpath '$ORIGIN/../lib'
+  if [ -x "$BUILD/benchmarks/tofu-multifetch-bandwidth" ]; then
+    cp "$BUILD/benchmarks/tofu-multifetch-bandwidth" "$STAGE/bin/bench-multifetch"
+  fi
 fi
 
 # The GPU collectives' test on one rank (unittests/Runtime/GpuCollectivesTest.cpp).

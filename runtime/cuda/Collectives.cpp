@@ -249,23 +249,19 @@ CUmodule getKernelModule() {
   return module;
 }
 
+CUfunction loadKernel(const char *name) {
+  CUfunction f = nullptr;
+  TOFU_CU_CHECK(cuModuleGetFunction(&f, getKernelModule(), name));
+  return f;
+}
+
 CUfunction getCopyKernel() {
-  static CUfunction kernel = [] {
-    CUfunction f = nullptr;
-    TOFU_CU_CHECK(
-        cuModuleGetFunction(&f, getKernelModule(), "tofu_copy_parts"));
-    return f;
-  }();
+  static CUfunction kernel = loadKernel("tofu_copy_parts");
   return kernel;
 }
 
 CUfunction getReduceKernel() {
-  static CUfunction kernel = [] {
-    CUfunction f = nullptr;
-    TOFU_CU_CHECK(
-        cuModuleGetFunction(&f, getKernelModule(), "tofu_reduce_parts"));
-    return f;
-  }();
+  static CUfunction kernel = loadKernel("tofu_reduce_parts");
   return kernel;
 }
 

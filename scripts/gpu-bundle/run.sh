@@ -12,7 +12,8 @@
 #      whether device memory was the cause.
 #  (b) speed: each speed-* executable once (median of 20 steps after 5
 #      warm-up), then PyTorch eager (FP32, TF32 off) on the same models
-#      (torch/gpu_step.py --torch-only).
+#      (torch/gpu_step.py --torch-only), and bench-multifetch (the copy
+#      kernel's bandwidth against cuMemcpyPeerAsync).
 #  (c) profile: each speed-* executable again with TOFU_GPU_PROFILE=1, which
 #      prints the GPU time of every kernel and library call per step
 #      (LOG/speed-*.profile.txt; not counted in the status).
@@ -155,6 +156,10 @@ for exe in "$HERE"/bin/speed-*; do
   name=$(basename "$exe")
   run "$name" 1 150 || failed=1
 done
+if stage b && [ -e "$HERE/bin/bench-multifetch" ]; then
+  run bench-multifetch 1 60 || failed=1
+  grep -E "GB/s" "$LOG/bench-multifetch.1.txt" | sed 's/^/  | /'
+fi
 left=$((BUDGET - ($(date +%s) - START)))
 if ! stage b; then
   :

@@ -4,8 +4,9 @@
 Prints the device, the correctness results, and for each speed model the
 median step time of Tofu and of PyTorch eager, their ratio, Tofu's peak
 live and held device bytes against torch.cuda.max_memory_allocated, and the
-driver allocations Tofu made after its first step. Exits 1 when a check
-failed or a model was not measured.
+driver allocations Tofu made after its first step; then the partitioned
+steps run as in-process workers on the one GPU against the same step at
+k = 1. Exits 1 when a check failed or a model was not measured.
 """
 import json
 import os
@@ -15,6 +16,9 @@ import sys
 SPEED = [("speed-mlp", "mlp", "MLP 4x8192, batch 512, SGD"),
          ("speed-bert", "bert-slice", "BERT-Large slice, 4 layers, Adam"),
          ("speed-wresnet", "wresnet-50-4", "WResNet-50-4, batch 32, SGD")]
+# A partitioned step as in-process workers on one GPU, and its k = 1 step.
+PARTITIONED = [("speed-part-mlp-w2", "speed-mlp",
+                "MLP 4x8192, batch 512, SGD, 2 workers")]
 
 
 def read(path):
@@ -87,8 +91,24 @@ def main():
             mib(row.get("live")), mib(row.get("held")),
             mib(t.get("torch_max_memory_allocated")),
             str(row.get("allocs_after", "-"))]) + " |")
+    rows = [(exe, one, label) for exe, one, label in PARTITIONED
+            if os.path.exists(os.path.join(log, exe + ".1.rc"))]
+    if rows:
+        print("\npartitioned steps as in-process workers on the one GPU "
+              "against the step at k = 1:")
+        print("| model | k workers ms | k = 1 ms | ratio |")
+        print("|---|---|---|---|")
+    for exe, one, label in rows:
+        row, base = tofu_run(log, exe), tofu_run(log, one)
+        failed |= row.get("ms") is None or row["rc"] != "0"
+        ms, base_ms = row.get("ms"), base.get("ms")
+        print("| %s | %s | %s | %s |" % (
+            label, "%.2f" % ms if ms else "exit %s" % row["rc"],
+            "%.2f" % base_ms if base_ms else "-",
+            "%.2f" % (ms / base_ms) if ms and base_ms else "-"))
     with open(os.path.join(log, "summary.json"), "w") as f:
-        json.dump({"speed": {exe: tofu_run(log, exe) for exe, _, _ in SPEED},
+        json.dump({"speed": {exe: tofu_run(log, exe) for exe, _, _ in
+                             SPEED + PARTITIONED},
                    "torch": torch}, f, indent=2)
     return 1 if failed else 0
 

@@ -6,7 +6,9 @@
 // groups), the copy kernel's packing and unpacking (its element mapping is
 // CopyParts.h's, tested on the host by FetchPlanTest), the part tables and
 // the stream order. One rank is what a one-GPU machine runs; the data
-// move between ranks needs several GPUs (scripts/gpu-check.sh --multi).
+// move between NCCL ranks needs several GPUs (scripts/gpu-check.sh
+// --multi). Two in-process workers on the one GPU (runtime/cpu/Workers.h)
+// move data between their streams without NCCL: the last test.
 //
 // The CUDA runtime is loaded at run time (TOFU_CUDA_RUNTIME, default the
 // build's), with the CPU runtime and MPI that it loads, so that the test
@@ -22,6 +24,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <numeric>
 #include <string>
@@ -73,6 +76,8 @@ struct Runtime {
   Fetch fetch = nullptr;
   Scatter reduceScatter = nullptr;
   Moves allReduce = nullptr;
+  void (*workers)(int64_t, void (*)(void *), void *) = nullptr;
+  int64_t (*rank)() = nullptr;
 };
 
 const Runtime &getRuntime() {
@@ -106,6 +111,8 @@ const Runtime &getRuntime() {
     find(r->fetch, "_mlir_ciface_tofu_gpu_fetch");
     find(r->reduceScatter, "_mlir_ciface_tofu_gpu_reduce_scatter");
     find(r->allReduce, "_mlir_ciface_tofu_gpu_all_reduce");
+    find(r->workers, "tofu_workers_run");
+    find(r->rank, "tofu_rank");
     if (!r->skip.empty())
       return r;
     if (has() != 1) {
@@ -263,6 +270,105 @@ TEST_F(GpuCollectivesTest, GroupsOfOneCopy) {
   TofuUnrankedMemRef d{2, &reducedView};
   getRuntime().allReduce(&a, &d, &g, 1, TOFU_SUM, TOFU_F32);
   expect(download(reduced, 12));
+}
+
+// Two in-process workers on the one GPU, each on its own stream, run an
+// all-gather of column-major tiles, a sum reduce-scatter, a max all-reduce
+// into its own input and a fetch across the two tiles: the copy and
+// reduction kernels read the peer's tile in place, after the events that
+// order the two streams. Each worker checks its results on the host.
+TEST_F(GpuCollectivesTest, TwoWorkersOnOneGpu) {
+  static std::atomic<int> wrong{0}, done{0};
+  wrong = 0;
+  done = 0;
+  getRuntime().workers(
+      2,
+      [](void *) {
+        const Runtime &r = getRuntime();
+        r.init(2);
+        int me = int(r.rank());
+        void *stream = r.stream();
+        auto upload = [&](const std::vector<float> &values) {
+          auto *device = static_cast<float *>(
+              r.alloc(values.size() * sizeof(float), stream, 0));
+          r.memcpy(device, const_cast<float *>(values.data()),
+                   values.size() * sizeof(float), stream);
+          return device;
+        };
+        auto download = [&](float *device, size_t count) {
+          std::vector<float> values(count);
+          r.memcpy(values.data(), device, count * sizeof(float), stream);
+          r.synchronize(stream);
+          r.free(device, stream);
+          return values;
+        };
+        auto check = [&](bool ok) { wrong += !ok; };
+        std::vector<int64_t> grid{2};
+        Descriptor1 gridView = ints(grid);
+        TofuUnrankedMemRef g{1, &gridView};
+        // Tile (i, j) = 100 me + 4 j + i, stored column-major (3x4).
+        std::vector<float> tile(12);
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 4; ++j)
+            tile[j * 3 + i] = float(100 * me + 4 * j + i);
+        float *in = upload(tile);
+        Descriptor2 inView = view2(in, 3, 4, 1, 3);
+        TofuUnrankedMemRef a{2, &inView};
+        float *gathered = upload(std::vector<float>(24, -1.0f));
+        Descriptor2 gatheredView = view2(gathered, 6, 4, 4, 1);
+        TofuUnrankedMemRef b{2, &gatheredView};
+        r.allGather(&a, &b, &g, 1, /*dim=*/0, 4);
+        std::vector<float> result = download(gathered, 24);
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 4; ++j)
+            check(result[i * 4 + j] == float(100 * (i / 3) + 4 * j + i % 3));
+        // Sum reduce-scatter of the 6x4 row-major ramp times (me + 1):
+        // rows 3 me .. 3 me + 2, times 3.
+        std::vector<float> ramp(24);
+        for (int k = 0; k < 24; ++k)
+          ramp[k] = float((me + 1) * k);
+        float *full = upload(ramp);
+        Descriptor2 fullView = view2(full, 6, 4, 4, 1);
+        TofuUnrankedMemRef c{2, &fullView};
+        float *part = upload(std::vector<float>(12, -1.0f));
+        Descriptor2 partView = view2(part, 3, 4, 4, 1);
+        TofuUnrankedMemRef d{2, &partView};
+        r.reduceScatter(&c, &d, &g, /*axis=*/0, /*dim=*/0, TOFU_SUM, TOFU_F32);
+        result = download(part, 12);
+        for (int k = 0; k < 12; ++k)
+          check(result[k] == float(3 * (12 * me + k)));
+        // Max all-reduce in place: the result is the input buffer.
+        r.allReduce(&c, &c, &g, 1, TOFU_MAX, TOFU_F32);
+        result = download(full, 24);
+        for (int k = 0; k < 24; ++k)
+          check(result[k] == float(2 * k));
+        // Fetch: worker w holds rows 2w, 2w + 1 of a 4x3 tensor (element
+        // (i, j) = 10 i + j); both want rows 1 and 2.
+        std::vector<float> held(6);
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 3; ++j)
+            held[i * 3 + j] = float(10 * (2 * me + i) + j);
+        float *heldTile = upload(held);
+        float *wanted = upload(std::vector<float>(6, -1.0f));
+        Descriptor2 heldView = view2(heldTile, 2, 3, 3, 1),
+                    wantedView = view2(wanted, 2, 3, 3, 1);
+        std::vector<int64_t> heldOffsets{0, 0, 2, 0}, wantedOffsets{1, 0, 1, 0};
+        Descriptor1 ho = ints(heldOffsets), wo = ints(wantedOffsets);
+        TofuUnrankedMemRef e{2, &heldView}, f{2, &wantedView}, h{1, &ho},
+            w{1, &wo};
+        r.fetch(&e, &f, &h, &w, 4);
+        result = download(wanted, 6);
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 3; ++j)
+            check(result[i * 3 + j] == float(10 * (i + 1) + j));
+        r.synchronize(stream);
+        r.free(in, stream);
+        r.free(heldTile, stream);
+        ++done;
+      },
+      nullptr);
+  EXPECT_EQ(done.load(), 2);
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 } // namespace

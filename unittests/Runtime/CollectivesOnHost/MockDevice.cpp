@@ -167,6 +167,23 @@ extern "C" CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src,
       [dst, copy] { std::memcpy((void *)dst, copy.data(), copy.size()); });
   return 0;
 }
+// A kernel's grid-stride loop over `total` elements, one element per call
+// of `element`, checking that each is handled exactly once.
+template <typename F>
+static void runGrid(unsigned gx, unsigned bx, long long total, F element) {
+  long long stride = (long long)gx * bx;
+  std::vector<char> hit(total, 0);
+  for (unsigned b = 0; b < gx; ++b)
+    for (unsigned t = 0; t < bx; ++t)
+      for (long long i = (long long)b * bx + t; i < total; i += stride) {
+        if (hit[i]++)
+          fail("element handled twice");
+        element(i);
+      }
+  for (long long i = 0; i < total; ++i)
+    if (!hit[i])
+      fail("element not handled");
+}
 extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                    unsigned gz, unsigned bx, unsigned by,
                                    unsigned bz, unsigned shm, CUstream,
@@ -188,43 +205,25 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     int type = eb, kind = *(int *)args[4];
     if (type < 0 || type > 3 || kind < 1 || kind > 4)
       fail("reduction type or kind");
+    auto k = tofu::copy::Reduction(kind);
     queue().push_back([=] {
-      auto k = tofu::copy::Reduction(kind);
-      long long stride = (long long)gx * bx;
-      std::vector<char> hit(total, 0);
-      for (unsigned b = 0; b < gx; ++b)
-        for (unsigned t = 0; t < bx; ++t)
-          for (long long i = (long long)b * bx + t; i < total; i += stride) {
-            if (hit[i]++)
-              fail("element reduced twice");
-            if (type == 0)
-              tofu::copy::reduceElement<float>(table, count, i, k);
-            else if (type == 1)
-              tofu::copy::reduceElement<double>(table, count, i, k);
-            else if (type == 2)
-              tofu::copy::reduceElement<int32_t>(table, count, i, k);
-            else
-              tofu::copy::reduceElement<int64_t>(table, count, i, k);
-          }
-      for (long long i = 0; i < total; ++i)
-        if (!hit[i])
-          fail("element not reduced");
+      runGrid(gx, bx, total, [=](long long i) {
+        if (type == 0)
+          tofu::copy::reduceElement<float>(table, count, i, k);
+        else if (type == 1)
+          tofu::copy::reduceElement<double>(table, count, i, k);
+        else if (type == 2)
+          tofu::copy::reduceElement<int32_t>(table, count, i, k);
+        else
+          tofu::copy::reduceElement<int64_t>(table, count, i, k);
+      });
     });
     return 0;
   }
   queue().push_back([=] {
-    long long stride = (long long)gx * bx;
-    std::vector<char> hit(total, 0);
-    for (unsigned b = 0; b < gx; ++b)
-      for (unsigned t = 0; t < bx; ++t)
-        for (long long i = (long long)b * bx + t; i < total; i += stride) {
-          if (hit[i]++)
-            fail("element copied twice");
-          tofu::copy::copyElement(table, count, i, eb);
-        }
-    for (long long i = 0; i < total; ++i)
-      if (!hit[i])
-        fail("element not copied");
+    runGrid(gx, bx, total, [=](long long i) {
+      tofu::copy::copyElement(table, count, i, eb);
+    });
   });
   return 0;
 }
