@@ -432,12 +432,82 @@ void reduce(const Group &g, const View &in, const View &out,
       });
 }
 
+std::vector<int64_t> Slab::getLo(size_t rank) const {
+  std::vector<int64_t> lo(rank, 0);
+  if (dim >= 0)
+    lo[dim] = this->lo;
+  return lo;
+}
+
+std::vector<int64_t> Slab::getSizes(std::vector<int64_t> sizes) const {
+  if (dim >= 0)
+    sizes[dim] = count;
+  return sizes;
+}
+
+Slab getSlab(const std::vector<int64_t> &sizes, int groupSize, int member) {
+  Slab slab;
+  for (size_t d = 0; d < sizes.size() && slab.dim < 0; ++d)
+    if (groupSize > 1 && sizes[d] >= groupSize) {
+      slab.dim = int64_t(d);
+      slab.lo = sizes[d] * member / groupSize;
+      slab.count = sizes[d] * (member + 1) / groupSize - slab.lo;
+    }
+  return slab;
+}
+
+View getSubview(const View &v, const std::vector<int64_t> &lo,
+                const std::vector<int64_t> &sizes) {
+  View sub = v;
+  sub.data = getAddress(v, lo);
+  sub.sizes = sizes;
+  return sub;
+}
+
+std::vector<copy::Part> planSlabGather(const Group &g,
+                                       const std::vector<View> &results,
+                                       const View &out) {
+  std::vector<copy::Part> parts;
+  for (int m = 0; m < g.size(); ++m) {
+    if (m == g.me)
+      continue;
+    Slab slab = getSlab(out.sizes, g.size(), m);
+    std::vector<int64_t> lo = slab.getLo(out.sizes.size());
+    addPart(parts, results[m], lo, out, lo, slab.getSizes(out.sizes));
+  }
+  return parts;
+}
+
 int allReduce(const View &in, const View &out, const std::vector<int64_t> &grid,
               int64_t axes, int64_t kind, int64_t type) {
   const Group &g = getGroup(grid, axes);
   if (in.sizes != out.sizes)
     fatal("all_reduce: the result does not have the input's shape");
-  reduce(g, in, out, std::vector<int64_t>(in.sizes.size(), 0), kind, type);
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  Slab slab = getSlab(in.sizes, g.size(), g.me);
+  if (slab.dim < 0) {
+    reduce(g, in, out, zero, kind, type);
+    return g.size();
+  }
+  // Each member reduces its slab into its result, then copies the others'
+  // slabs from theirs.
+  Target target(in, out);
+  View operands[2] = {in, target.view};
+  publish(operands);
+  std::vector<View> inputs, results;
+  for (int r : g.members) {
+    inputs.push_back(static_cast<const View *>(peer(r))[0]);
+    results.push_back(static_cast<const View *>(peer(r))[1]);
+  }
+  std::vector<int64_t> lo = slab.getLo(in.sizes.size());
+  runReduction(
+      planReduction(inputs, lo,
+                    getSubview(target.view, lo, slab.getSizes(in.sizes))),
+      kind, type);
+  team->barrier.wait();
+  runParts(planSlabGather(g, results, target.view), in.elementBytes);
+  team->barrier.wait();
+  target.finish();
   return g.size();
 }
 

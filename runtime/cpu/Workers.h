@@ -77,6 +77,26 @@ std::vector<copy::Part> planAllToAll(const Group &g,
 std::vector<copy::Part> planReduction(const std::vector<View> &inputs,
                                       const std::vector<int64_t> &lo,
                                       const View &out);
+/// An all-reduce spreads its reduction over the group: member m reduces
+/// its slab of the tile, rows [lo, lo + count) of dimension `dim` (the
+/// first dimension at least as long as the group), into its result, then
+/// copies the other members' slabs from theirs (planSlabGather). `dim` is
+/// -1 when no dimension is that long: each member reduces the whole tile.
+struct Slab {
+  int64_t dim = -1, lo = 0, count = 0;
+  /// The slab's low corner and sizes in a tile of `sizes`.
+  std::vector<int64_t> getLo(size_t rank) const;
+  std::vector<int64_t> getSizes(std::vector<int64_t> sizes) const;
+};
+Slab getSlab(const std::vector<int64_t> &sizes, int groupSize, int member);
+/// A view of the box of `sizes` at `lo` in `v`.
+View getSubview(const View &v, const std::vector<int64_t> &lo,
+                const std::vector<int64_t> &sizes);
+/// The copies of every other member's slab from its result (`results` in
+/// member order) into `out`.
+std::vector<copy::Part> planSlabGather(const Group &g,
+                                       const std::vector<View> &results,
+                                       const View &out);
 /// The parts of a fetch that the caller receives and copies itself
 /// (FetchPlan.h's getMultiFetchParts), from every worker's input
 /// (`inputs` in rank order); `received` counts the elements from peers.

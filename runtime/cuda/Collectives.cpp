@@ -323,17 +323,18 @@ struct Published {
   CUevent ready = nullptr, done = nullptr;
 };
 
-/// A worker's two events: its input is ready; its reads are done.
+/// A worker's events: its input is ready; its slab of an all-reduce is
+/// reduced; its reads are done.
 struct WorkerEvents {
-  CUevent ready = nullptr, done = nullptr;
+  CUevent ready = nullptr, reduced = nullptr, done = nullptr;
 };
 
 WorkerEvents &getWorkerEvents() {
   thread_local WorkerEvents events;
   if (!events.ready) {
     getStream();
-    TOFU_CU_CHECK(cuEventCreate(&events.ready, CU_EVENT_DISABLE_TIMING));
-    TOFU_CU_CHECK(cuEventCreate(&events.done, CU_EVENT_DISABLE_TIMING));
+    for (CUevent *event : {&events.ready, &events.reduced, &events.done})
+      TOFU_CU_CHECK(cuEventCreate(event, CU_EVENT_DISABLE_TIMING));
   }
   return events;
 }
@@ -442,6 +443,63 @@ void workersReduce(const workers::Group &g, const View &in, const View &out,
       [&](const std::vector<copy::Part> &parts) {
         launchReduction(parts, kind, type);
       });
+}
+
+/// An all-reduce whose reduction is spread over the group (Workers.h,
+/// Slab): each member's stream reduces its slab into its result, then,
+/// after the peers' `reduced` events, copies their slabs from their
+/// results; the peers' `done` events keep its later work behind their
+/// reads of its input and its result.
+void workersAllReduce(const workers::Group &g, const View &in, const View &out,
+                      int64_t kind, int64_t type) {
+  workers::Slab slab = workers::getSlab(in.sizes, g.size(), g.me);
+  if (slab.dim < 0)
+    return workersReduce(g, in, out, std::vector<int64_t>(in.sizes.size(), 0),
+                         kind, type);
+  CUstream stream = getStream();
+  WorkerEvents &events = getWorkerEvents();
+  TOFU_CU_CHECK(cuEventRecord(events.ready, stream));
+  bool stage = workers::overlaps(in, out);
+  Staging staging(stage ? out.volume() * out.elementBytes : 0);
+  View target =
+      stage ? getDenseView(staging.data, out.sizes, out.elementBytes) : out;
+  struct Operands {
+    View in, result;
+    CUevent ready, reduced, done;
+  } mine{in, target, events.ready, events.reduced, events.done};
+  workers::publish(&mine);
+  std::vector<View> inputs, results;
+  std::vector<CUevent> reduced, done;
+  for (int r : g.members) {
+    const auto &peer = *static_cast<const Operands *>(workers::peer(r));
+    inputs.push_back(peer.in);
+    results.push_back(peer.result);
+    if (r == workers::rank())
+      continue;
+    TOFU_CU_CHECK(cuStreamWaitEvent(stream, peer.ready, 0));
+    reduced.push_back(peer.reduced);
+    done.push_back(peer.done);
+  }
+  std::vector<int64_t> lo = slab.getLo(in.sizes.size());
+  launchReduction(
+      workers::planReduction(
+          inputs, lo, workers::getSubview(target, lo, slab.getSizes(in.sizes))),
+      kind, type);
+  TOFU_CU_CHECK(cuEventRecord(events.reduced, stream));
+  workers::barrier();
+  for (CUevent event : reduced)
+    TOFU_CU_CHECK(cuStreamWaitEvent(stream, event, 0));
+  launchCopies(workers::planSlabGather(g, results, target), in.elementBytes);
+  TOFU_CU_CHECK(cuEventRecord(events.done, stream));
+  workers::barrier();
+  for (CUevent event : done)
+    TOFU_CU_CHECK(cuStreamWaitEvent(stream, event, 0));
+  if (stage) {
+    std::vector<int64_t> zero(out.sizes.size(), 0);
+    Copies copies(out.elementBytes);
+    copies.add(target, zero, out, zero, out.sizes);
+    copies.launch();
+  }
 }
 
 void workersFetch(const View &in, const View &out,
@@ -677,8 +735,7 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
     stop("tofu_gpu_all_reduce", "the result does not have the input's shape");
   if (workers::active()) {
     const workers::Group &g = workers::getGroup(getInts(grid), axes);
-    workersReduce(g, in, out, std::vector<int64_t>(in.sizes.size(), 0), kind,
-                  type);
+    workersAllReduce(g, in, out, kind, type);
     tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
                               2.0 * (g.size() - 1) / g.size() *
                                   double(in.volume()) * eb);

@@ -24,7 +24,9 @@
 #include "../../../runtime/cpu/RuntimeSupport.h"
 #include "../../../runtime/cpu/Workers.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -190,7 +192,9 @@ static void resetCounters() {
 static double counters(int k) { return tofu_received_bytes(k) - baseline[k]; }
 static void checkBytes(const std::string &what, int k, double cpu, double gpu) {
   ++checks;
-  if (cpu != gpu) {
+  // The counts are differences of running sums: (g-1)/g of a size is not
+  // a whole number of bytes for every g, and rounds.
+  if (std::fabs(cpu - gpu) > 1e-9 * std::max(1.0, std::fabs(cpu))) {
     ++failures;
     std::fprintf(stderr, "[rank %d] BYTES differ %s: cpu %.1f gpu %.1f\n", R,
                  what.c_str(), cpu, gpu);
