@@ -221,9 +221,8 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     return 0;
   }
   queue().push_back([=] {
-    runGrid(gx, bx, total, [=](long long i) {
-      tofu::copy::copyElement(table, count, i, eb);
-    });
+    runGrid(gx, bx, total,
+            [=](long long i) { tofu::copy::copyElement(table, count, i, eb); });
   });
   return 0;
 }
