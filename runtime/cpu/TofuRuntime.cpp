@@ -162,14 +162,13 @@ void tofu_init(int64_t gridSize) {
   if (workers::active()) {
     s.rank = workers::rank();
     s.size = workers::size();
-    if (gridSize > 0 && gridSize != s.size) {
-      if (s.rank == 0)
+    if (gridSize > 0 && gridSize != s.size)
+      workers::leave(1, [&] {
         std::fprintf(stderr,
                      "tofu runtime: the program is partitioned for %lld ranks "
                      "but runs on %d workers (use --workers %lld)\n",
                      (long long)gridSize, s.size, (long long)gridSize);
-      workers::leave(1);
-    }
+      });
     return;
   }
   int initialized = 0;

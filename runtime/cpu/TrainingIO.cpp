@@ -112,13 +112,15 @@ IOState &io() {
 /// Leaves the job: every rank calls it at the same point, rank 0 having
 /// printed the reasons.
 [[noreturn]] void leave(const std::vector<std::string> &reasons) {
-  if (worldRank() == 0) {
+  auto explain = [&] {
     for (const std::string &reason : reasons)
       std::fprintf(stderr, "tofu runtime: %s\n", reason.c_str());
     std::fflush(stderr);
-  }
+  };
   if (workers::active())
-    workers::leave(1);
+    workers::leave(1, explain);
+  if (worldRank() == 0)
+    explain();
   MPI_Finalize();
   std::exit(1);
 }

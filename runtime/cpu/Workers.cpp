@@ -277,13 +277,12 @@ void reduceDoubles(double *values, int n, int64_t kind) {
   std::copy(result.begin(), result.end(), values);
 }
 
-void leave(int code) {
-  if (workerRank == 0) {
-    std::fflush(nullptr);
-    std::_Exit(code);
-  }
-  for (;;)
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+void leave(int code, const std::function<void()> &explain) {
+  if (workerRank != 0)
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+  explain();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
 
 const Group &getGroup(const std::vector<int64_t> &grid, int64_t axes) {

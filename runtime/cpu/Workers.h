@@ -23,6 +23,7 @@
 #include "tofu/Runtime/CopyParts.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace tofu {
@@ -45,9 +46,11 @@ const void *peer(int r);
 /// Reduces `n` doubles over the team in rank order (TOFU_SUM or TOFU_MAX):
 /// every worker gets the result in `values`.
 void reduceDoubles(double *values, int n, int64_t kind);
-/// Leaves the process with `code` once worker 0 gets here: the others
-/// wait for it (every worker calls it at the same point).
-[[noreturn]] void leave(int code);
+/// Leaves the process with `code` after `explain` printed why: at once from
+/// worker 0; from another worker after 10 seconds, in which worker 0, when
+/// every worker leaves at the same point, ends the process with its one
+/// explanation (an error only one worker meets still ends the run).
+[[noreturn]] void leave(int code, const std::function<void()> &explain);
 
 /// The workers that differ from the caller only along the grid axes in
 /// `axes` (a bit per axis), in the order of their index over those axes:

@@ -397,10 +397,9 @@ struct ConvAlgorithm {
 /// math and the padding.
 using ConvKey = std::array<intptr_t, 24>;
 
-/// The cuDNN handle (on the process's stream, so that library calls and
-/// kernels stay in order), its descriptors (set again for each call), its
-/// workspace (grown on demand, never shrunk) and the algorithm chosen for each
-/// problem.
+/// A rank's cuDNN handle (on the rank's stream, so that library calls and
+/// kernels stay in order), its descriptors (set again for each call) and
+/// its workspace (grown on demand, never shrunk).
 struct Dnn {
   cudnnHandle_t handle = nullptr;
   cudaStream_t stream = nullptr;
@@ -409,8 +408,15 @@ struct Dnn {
   cudnnConvolutionDescriptor_t conv = nullptr;
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
-  std::map<ConvKey, ConvAlgorithm> algorithms;
 };
+
+/// The algorithm chosen for each problem, for every rank of the process
+/// (in-process workers compute replicated convolutions alike, so they must
+/// run the same algorithm); guarded by dnnMutex.
+std::map<ConvKey, ConvAlgorithm> &getChosenAlgorithms() {
+  static auto *chosen = new std::map<ConvKey, ConvAlgorithm>;
+  return *chosen;
+}
 
 /// Guards each rank's Dnn and every call that uses its descriptors.
 std::mutex dnnMutex;
@@ -573,8 +579,9 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   key[20] = allowsTF32();
   key[21] = p.padH;
   key[22] = p.padW;
-  auto it = d.algorithms.find(key);
-  if (it != d.algorithms.end())
+  std::map<ConvKey, ConvAlgorithm> &algorithms = getChosenAlgorithms();
+  auto it = algorithms.find(key);
+  if (it != algorithms.end())
     return it->second;
   ConvAlgorithm chosen;
   // Under 2^30 multiply-adds a convolution takes about 0.1 ms or less on
@@ -620,7 +627,7 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
         });
     break;
   }
-  d.algorithms.emplace(key, chosen);
+  algorithms.emplace(key, chosen);
   return chosen;
 }
 
@@ -1129,8 +1136,9 @@ extern "C" void tofu_gpu_timer_begin() {
     misuse("tofu_gpu_timer_begin", "the previous step's timer is open");
   harvestStepTimes(/*wait=*/false);
   stepTimer.steps.push_back({recordEvent(), nullptr});
+  // In-process workers: the profile is worker 0's.
   Profiler &p = getProfiler();
-  if (p.enabled) {
+  if (p.enabled && getWorkerRank() <= 0) {
     std::lock_guard<std::mutex> lock(p.mutex);
     p.inStep = true;
     p.profile.beginStep();
@@ -1144,7 +1152,7 @@ extern "C" void tofu_gpu_timer_end() {
     misuse("tofu_gpu_timer_end", "no tofu_gpu_timer_begin before");
   stepTimer.steps.back().second = recordEvent();
   // The profile reads every op's events: only a profiled step waits.
-  if (getProfiler().enabled) {
+  if (getProfiler().enabled && getWorkerRank() <= 0) {
     TOFU_CU_CHECK(cuEventSynchronize(stepTimer.steps.back().second));
     finishProfiledStep();
   }
