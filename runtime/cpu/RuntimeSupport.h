@@ -298,6 +298,22 @@ inline void checkShapes(const View &in, const View &out, int64_t grow,
   }
 }
 
+// The logical bytes a rank receives in a collective of a group of `g`
+// ranks, counted alike by every runtime (MPI, NCCL, in-process workers) and
+// by the plan's cost model: the g - 1 other chunks of `elements` elements of
+// an all-gather or an all-to-all, (g - 1) / g of a reduce-scatter's input
+// and 2 (g - 1) / g of an all-reduce's buffer (reduce-scatter, then
+// all-gather).
+inline double getGatherBytes(int64_t g, int64_t elements, int64_t eb) {
+  return double(g - 1) * double(elements) * double(eb);
+}
+inline double getReduceScatterBytes(int64_t g, int64_t elements, int64_t eb) {
+  return double(g - 1) / double(g) * double(elements) * double(eb);
+}
+inline double getAllReduceBytes(int64_t g, int64_t elements, int64_t eb) {
+  return 2.0 * double(g - 1) / double(g) * double(elements) * double(eb);
+}
+
 /// A per-thread object of type T that lives as long as the process: made on
 /// first use by each thread (each in-process worker, Workers.h, has its
 /// own) and kept reachable, so that no destructor at exit frees one that

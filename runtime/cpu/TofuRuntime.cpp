@@ -307,8 +307,7 @@ void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
   if (workers::active()) {
     int groupSize =
         workers::allReduce(in, out, getInts(grid), axes, kind, type);
-    state().allReduceBytes +=
-        2.0 * (groupSize - 1) / groupSize * double(in.volume()) * eb;
+    state().allReduceBytes += getAllReduceBytes(groupSize, in.volume(), eb);
     return;
   }
   MPI_Comm comm = getComm(getInts(grid), axes);
@@ -325,8 +324,7 @@ void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
                                mpiOp(kind), comm));
   if (!direct)
     unpack(out, zero, out.sizes, packed.data());
-  state().allReduceBytes +=
-      2.0 * (groupSize - 1) / groupSize * double(in.volume()) * eb;
+  state().allReduceBytes += getAllReduceBytes(groupSize, in.volume(), eb);
 }
 
 void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
@@ -339,7 +337,7 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
     int groupSize =
         workers::reduceScatter(in, out, getInts(grid), axis, dim, kind, type);
     state().reduceScatterBytes +=
-        double(groupSize - 1) / groupSize * double(in.volume()) * eb;
+        getReduceScatterBytes(groupSize, in.volume(), eb);
     return;
   }
   MPI_Comm comm = getComm(getInts(grid), int64_t(1) << axis);
@@ -372,7 +370,7 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
     unpack(out, std::vector<int64_t>(out.sizes.size(), 0), out.sizes,
            recv.data());
   state().reduceScatterBytes +=
-      double(groupSize - 1) / groupSize * double(in.volume()) * eb;
+      getReduceScatterBytes(groupSize, in.volume(), eb);
 }
 
 void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
@@ -383,7 +381,7 @@ void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
   if (workers::active()) {
     int groupSize = workers::allGather(in, out, getInts(grid), axes, dim);
     state().allGatherBytes +=
-        double(groupSize - 1) * double(in.volume()) * elementBytes;
+        getGatherBytes(groupSize, in.volume(), elementBytes);
     return;
   }
   MPI_Comm comm = getComm(getInts(grid), axes);
@@ -406,7 +404,7 @@ void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
       lo[dim] = c * in.sizes[dim];
       unpack(out, lo, in.sizes, buffer + c * chunk * elementBytes);
     }
-  state().allGatherBytes += double(groupSize - 1) * chunk * elementBytes;
+  state().allGatherBytes += getGatherBytes(groupSize, chunk, elementBytes);
 }
 
 void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
@@ -419,7 +417,7 @@ void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
     int groupSize =
         workers::allToAll(in, out, getInts(grid), axes, splitDim, concatDim);
     state().allToAllBytes +=
-        double(groupSize - 1) * double(out.volume() / groupSize) * elementBytes;
+        getGatherBytes(groupSize, out.volume() / groupSize, elementBytes);
     return;
   }
   MPI_Comm comm = getComm(getInts(grid), axes);
@@ -451,7 +449,7 @@ void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
       lo[concatDim] = j * shape[concatDim];
       unpack(out, lo, shape, recv.data() + j * chunk * elementBytes);
     }
-  state().allToAllBytes += double(groupSize - 1) * chunk * elementBytes;
+  state().allToAllBytes += getGatherBytes(groupSize, chunk, elementBytes);
 }
 
 void _mlir_ciface_tofu_fill_hash(TofuUnrankedMemRef *tile,

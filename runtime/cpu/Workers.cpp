@@ -229,13 +229,6 @@ std::vector<View> getInputs(const std::vector<int> &ranks) {
   return inputs;
 }
 
-std::vector<int> getAllRanks() {
-  std::vector<int> ranks(team->size);
-  for (int r = 0; r < team->size; ++r)
-    ranks[r] = r;
-  return ranks;
-}
-
 /// A collective on the host: publish the input, run the parts that `plan`
 /// makes from the inputs into the target, wait for the team, finish.
 template <typename Plan, typename Run>
@@ -266,6 +259,13 @@ void publish(const void *mine) {
 }
 
 const void *peer(int r) { return team->slots[r]; }
+
+std::vector<int> getAllRanks() {
+  std::vector<int> ranks(team->size);
+  for (int r = 0; r < team->size; ++r)
+    ranks[r] = r;
+  return ranks;
+}
 
 void reduceDoubles(double *values, int n, int64_t kind) {
   publish(values);

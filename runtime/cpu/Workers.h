@@ -6,7 +6,8 @@
 // thread-local State, allocator and library caches), and its collectives
 // read the peers' tiles directly, through the copy parts that the GPU's
 // MultiFetch kernel executes (CopyParts.h, FetchPlan.h). No byte goes
-// through a staging buffer except where a reduction needs one.
+// through a staging buffer unless a result overlaps the worker's own
+// input, which the peers read.
 //
 // Every worker makes the same sequence of runtime calls (the program is
 // SPMD), so each collective is a rendezvous of the whole team: publish the
@@ -43,6 +44,8 @@ void barrier();
 /// team: then peer(r) is what worker r published, until the next barrier.
 void publish(const void *mine);
 const void *peer(int r);
+/// Every worker's rank, in order (the group of a fetch).
+std::vector<int> getAllRanks();
 /// Reduces `n` doubles over the team in rank order (TOFU_SUM or TOFU_MAX):
 /// every worker gets the result in `values`.
 void reduceDoubles(double *values, int n, int64_t kind);

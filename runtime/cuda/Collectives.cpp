@@ -112,10 +112,13 @@ namespace {
 
 using tofu::runtime::checkShapes;
 using tofu::runtime::getAddress;
+using tofu::runtime::getAllReduceBytes;
 using tofu::runtime::getDenseView;
+using tofu::runtime::getGatherBytes;
 using tofu::runtime::getGroupPosition;
 using tofu::runtime::getInts;
 using tofu::runtime::getOuterVolume;
+using tofu::runtime::getReduceScatterBytes;
 using tofu::runtime::getView;
 using tofu::runtime::GroupPosition;
 using tofu::runtime::isContiguous;
@@ -339,6 +342,36 @@ WorkerEvents &getWorkerEvents() {
   return events;
 }
 
+/// Where a worker's collective writes its result: `out`, or a staging
+/// buffer when `out` overlaps the worker's own input, which the peers read;
+/// finish() then queues the copy to `out` (after the waits for the readers).
+struct StagedResult {
+  StagedResult(const View &in, const View &out)
+      : out(out),
+        staging(workers::overlaps(in, out) ? out.volume() * out.elementBytes
+                                           : 0),
+        view(staging.data
+                 ? getDenseView(staging.data, out.sizes, out.elementBytes)
+                 : out) {}
+  void finish() {
+    if (!staging.data)
+      return;
+    std::vector<int64_t> zero(out.sizes.size(), 0);
+    Copies copies(out.elementBytes);
+    copies.add(view, zero, out, zero, out.sizes);
+    copies.launch();
+  }
+  const View &out;
+  Staging staging;
+  View view;
+};
+
+/// Makes `stream` wait for each of `events`.
+void waitForAll(CUstream stream, const std::vector<CUevent> &events) {
+  for (CUevent event : events)
+    TOFU_CU_CHECK(cuStreamWaitEvent(stream, event, 0));
+}
+
 /// One collective of this worker, reading the inputs of the workers in
 /// `from`: its stream waits for theirs to have produced them, runs the
 /// kernel that `launch` queues on the parts that `plan` makes of them (into
@@ -351,10 +384,7 @@ void runOnWorkers(const View &in, const View &out, const std::vector<int> &from,
   CUstream stream = getStream();
   WorkerEvents &events = getWorkerEvents();
   TOFU_CU_CHECK(cuEventRecord(events.ready, stream));
-  bool stage = workers::overlaps(in, out);
-  Staging staging(stage ? out.volume() * out.elementBytes : 0);
-  View target =
-      stage ? getDenseView(staging.data, out.sizes, out.elementBytes) : out;
+  StagedResult result(in, out);
   Published mine{in, events.ready, events.done};
   workers::publish(&mine);
   int me = workers::rank();
@@ -368,17 +398,11 @@ void runOnWorkers(const View &in, const View &out, const std::vector<int> &from,
     TOFU_CU_CHECK(cuStreamWaitEvent(stream, peer.ready, 0));
     readersDone.push_back(peer.done);
   }
-  launch(plan(inputs, target));
+  launch(plan(inputs, result.view));
   TOFU_CU_CHECK(cuEventRecord(events.done, stream));
   workers::barrier();
-  for (CUevent done : readersDone)
-    TOFU_CU_CHECK(cuStreamWaitEvent(stream, done, 0));
-  if (stage) {
-    std::vector<int64_t> zero(out.sizes.size(), 0);
-    Copies copies(out.elementBytes);
-    copies.add(target, zero, out, zero, out.sizes);
-    copies.launch();
-  }
+  waitForAll(stream, readersDone);
+  result.finish();
 }
 
 /// Queues a launch of the copy kernel on `parts`.
@@ -386,13 +410,6 @@ void launchCopies(const std::vector<copy::Part> &parts, int64_t elementBytes) {
   Copies copies(elementBytes);
   copies.addAll(parts);
   copies.launch();
-}
-
-std::vector<int> getAllWorkers() {
-  std::vector<int> all(workers::size());
-  for (int r = 0; r < workers::size(); ++r)
-    all[r] = r;
-  return all;
 }
 
 void workersAllGather(const View &in, const View &out,
@@ -408,9 +425,9 @@ void workersAllGather(const View &in, const View &out,
       [&](const std::vector<copy::Part> &parts) {
         launchCopies(parts, in.elementBytes);
       });
-  tofu_count_received_bytes(TOFU_COUNT_ALL_GATHER, double(g.size() - 1) *
-                                                       double(in.volume()) *
-                                                       in.elementBytes);
+  tofu_count_received_bytes(
+      TOFU_COUNT_ALL_GATHER,
+      getGatherBytes(g.size(), in.volume(), in.elementBytes));
 }
 
 void workersAllToAll(const View &in, const View &out,
@@ -428,7 +445,7 @@ void workersAllToAll(const View &in, const View &out,
       });
   tofu_count_received_bytes(
       TOFU_COUNT_ALL_TO_ALL,
-      double(g.size() - 1) * double(out.volume() / g.size()) * in.elementBytes);
+      getGatherBytes(g.size(), out.volume() / g.size(), in.elementBytes));
 }
 
 /// The reduction over the group of the box of out's shape at `lo` in each
@@ -459,14 +476,11 @@ void workersAllReduce(const workers::Group &g, const View &in, const View &out,
   CUstream stream = getStream();
   WorkerEvents &events = getWorkerEvents();
   TOFU_CU_CHECK(cuEventRecord(events.ready, stream));
-  bool stage = workers::overlaps(in, out);
-  Staging staging(stage ? out.volume() * out.elementBytes : 0);
-  View target =
-      stage ? getDenseView(staging.data, out.sizes, out.elementBytes) : out;
+  StagedResult result(in, out);
   struct Operands {
     View in, result;
     CUevent ready, reduced, done;
-  } mine{in, target, events.ready, events.reduced, events.done};
+  } mine{in, result.view, events.ready, events.reduced, events.done};
   workers::publish(&mine);
   std::vector<View> inputs, results;
   std::vector<CUevent> reduced, done;
@@ -483,23 +497,18 @@ void workersAllReduce(const workers::Group &g, const View &in, const View &out,
   std::vector<int64_t> lo = slab.getLo(in.sizes.size());
   launchReduction(
       workers::planReduction(
-          inputs, lo, workers::getSubview(target, lo, slab.getSizes(in.sizes))),
+          inputs, lo,
+          workers::getSubview(result.view, lo, slab.getSizes(in.sizes))),
       kind, type);
   TOFU_CU_CHECK(cuEventRecord(events.reduced, stream));
   workers::barrier();
-  for (CUevent event : reduced)
-    TOFU_CU_CHECK(cuStreamWaitEvent(stream, event, 0));
-  launchCopies(workers::planSlabGather(g, results, target), in.elementBytes);
+  waitForAll(stream, reduced);
+  launchCopies(workers::planSlabGather(g, results, result.view),
+               in.elementBytes);
   TOFU_CU_CHECK(cuEventRecord(events.done, stream));
   workers::barrier();
-  for (CUevent event : done)
-    TOFU_CU_CHECK(cuStreamWaitEvent(stream, event, 0));
-  if (stage) {
-    std::vector<int64_t> zero(out.sizes.size(), 0);
-    Copies copies(out.elementBytes);
-    copies.add(target, zero, out, zero, out.sizes);
-    copies.launch();
-  }
+  waitForAll(stream, done);
+  result.finish();
 }
 
 void workersFetch(const View &in, const View &out,
@@ -511,7 +520,7 @@ void workersFetch(const View &in, const View &out,
     stop("tofu_gpu_fetch", "the offsets do not match the number of ranks");
   int64_t received = 0;
   runOnWorkers(
-      in, out, getAllWorkers(),
+      in, out, workers::getAllRanks(),
       [&](const std::vector<View> &inputs, const View &target) {
         return workers::planFetch(inputs, target, heldOffsets, wantedOffsets,
                                   received);
@@ -667,7 +676,7 @@ void _mlir_ciface_tofu_gpu_all_gather(TofuUnrankedMemRef *src,
     unpack.launch();
   }
   tofu_count_received_bytes(TOFU_COUNT_ALL_GATHER,
-                            double(g.size - 1) * double(chunk));
+                            getGatherBytes(g.size, in.volume(), elementBytes));
 }
 
 void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
@@ -685,8 +694,7 @@ void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
     lo[dim] = g.me * out.sizes[dim];
     workersReduce(g, in, out, lo, kind, type);
     tofu_count_received_bytes(TOFU_COUNT_REDUCE_SCATTER,
-                              double(g.size() - 1) / g.size() *
-                                  double(in.volume()) * eb);
+                              getReduceScatterBytes(g.size(), in.volume(), eb));
     return;
   }
   Group g = getGroup(getInts(grid), int64_t(1) << axis);
@@ -721,8 +729,7 @@ void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
     unpack.launch();
   }
   tofu_count_received_bytes(TOFU_COUNT_REDUCE_SCATTER,
-                            double(g.size - 1) / g.size * double(in.volume()) *
-                                eb);
+                            getReduceScatterBytes(g.size, in.volume(), eb));
 }
 
 void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
@@ -737,8 +744,7 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
     const workers::Group &g = workers::getGroup(getInts(grid), axes);
     workersAllReduce(g, in, out, kind, type);
     tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
-                              2.0 * (g.size() - 1) / g.size() *
-                                  double(in.volume()) * eb);
+                              getAllReduceBytes(g.size(), in.volume(), eb));
     return;
   }
   Group g = getGroup(getInts(grid), axes);
@@ -764,9 +770,8 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
     unpack.add(getDenseView(result, in.sizes, eb), zero, out, zero, out.sizes);
     unpack.launch();
   }
-  tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE, 2.0 * (g.size - 1) / g.size *
-                                                       double(in.volume()) *
-                                                       eb);
+  tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
+                            getAllReduceBytes(g.size, in.volume(), eb));
 }
 
 void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
@@ -824,8 +829,9 @@ void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
   }
   TOFU_NCCL_CHECK(nccl().groupEnd());
   unpack.launch();
-  tofu_count_received_bytes(TOFU_COUNT_ALL_TO_ALL,
-                            double(g.size - 1) * double(chunk));
+  tofu_count_received_bytes(
+      TOFU_COUNT_ALL_TO_ALL,
+      getGatherBytes(g.size, out.volume() / g.size, elementBytes));
 }
 
 void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *src,
