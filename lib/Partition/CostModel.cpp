@@ -149,7 +149,11 @@ StepModel::StepModel(const Graph &graph, const StepState &state, unsigned k,
           opts.push_back({(int)s.var});
     if (opts.empty()) {
       opts.push_back({-1});
-      ++replicatedOps;
+      // Scalar work (a loss, an optimizer's step-size factors) has nothing
+      // to split and is not worth a remark.
+      const std::vector<Shape> &outputs = state.opShapes[o].outputs;
+      replicatedOps += std::any_of(outputs.begin(), outputs.end(),
+                                   [](const Shape &s) { return !s.empty(); });
     } else if (allowReplicated) {
       opts.push_back({-1});
     }

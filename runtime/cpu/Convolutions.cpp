@@ -15,6 +15,7 @@
 #include "tofu/Runtime/ConvPlan.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
+#include "Profile.h"
 #include "RuntimeSupport.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -94,8 +95,17 @@ dnnl_memory_desc_t describe(const intptr_t sizes[4],
   for (int d = 0; d < 4; ++d)
     dims[d] = sizes[d], steps[d] = strides[d];
   dnnl_memory_desc_t md;
-  check(dnnl_memory_desc_init_by_strides(&md, 4, dims, dnnl_f32, steps),
-        "dnnl_memory_desc_init_by_strides");
+  if (dnnl_memory_desc_init_by_strides(&md, 4, dims, dnnl_f32, steps) !=
+      dnnl_success) {
+    char text[256];
+    std::snprintf(text, sizeof(text),
+                  "oneDNN: dnnl_memory_desc_init_by_strides rejects sizes "
+                  "%ldx%ldx%ldx%ld with strides %ld, %ld, %ld, %ld",
+                  long(sizes[0]), long(sizes[1]), long(sizes[2]),
+                  long(sizes[3]), long(strides[0]), long(strides[1]),
+                  long(strides[2]), long(strides[3]));
+    fatal(text);
+  }
   return md;
 }
 
@@ -240,6 +250,16 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
   std::string error = tofu::gpu::planConv(p);
   if (!error.empty())
     fatal((std::string(entry) + ": " + error).c_str());
+  tofu::runtime::ProfiledCall call(tofu::gpu::OpClass::Dnnl, [&] {
+    return tofu::gpu::describeConv(entry, p);
+  });
+  // A strided 1x1 window runs as a unit-stride one on the subsampled image,
+  // which oneDNN computes on its faster 1x1 path (docs/cpu.md).
+  if (tofu::gpu::subsampleUnitWindow(kind, p)) {
+    error = tofu::gpu::planConv(p);
+    if (!error.empty())
+      fatal((std::string(entry) + ": " + error).c_str());
+  }
   // The problem, strides and beta included, is the key.
   using Key = std::array<intptr_t, 27>;
   Key key = {intptr_t(kind), p.n,           p.c,

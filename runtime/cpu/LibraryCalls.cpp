@@ -14,6 +14,7 @@
 #include "tofu/Runtime/GemmPlan.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
+#include "Profile.h"
 #include "RuntimeSupport.h"
 
 #include <cblas.h>
@@ -89,6 +90,10 @@ void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
   CBLAS_TRANSPOSE opFirst = plan.first.transposed ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE opSecond =
       plan.second.transposed ? CblasTrans : CblasNoTrans;
+  tofu::runtime::ProfiledCall call(tofu::gpu::OpClass::Blas, [&] {
+    return tofu::gpu::describeGemm(sizeof(T) == 4 ? "sgemm" : "dgemm", plan,
+                                   beta != 0.0f);
+  });
   for (int i = 0; i < plan.batch; ++i)
     gemm(opFirst, opSecond, plan.rows, plan.cols, plan.k,
          first + intptr_t(i) * plan.first.batchStride, plan.first.ld,

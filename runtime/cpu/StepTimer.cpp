@@ -6,10 +6,15 @@
 // and after a step, so a partitioned step's time is that of its slowest
 // rank.
 //
+// With TOFU_CPU_PROFILE=1 the timed steps are also profiled (Profile.h):
+// the report adds the time of every library call and collective of rank
+// 0, per step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/TofuRuntime.h"
 
+#include "Profile.h"
 #include "Workers.h"
 
 #include <mpi.h>
@@ -17,6 +22,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -24,11 +31,29 @@ namespace {
 struct StepTimer {
   std::chrono::steady_clock::time_point start;
   std::vector<double> milliseconds;
+  /// TOFU_CPU_PROFILE=1: the ops of every timed step.
+  bool profiling = [] {
+    const char *value = std::getenv("TOFU_CPU_PROFILE");
+    return value && std::strcmp(value, "1") == 0;
+  }();
+  bool inStep = false;
+  tofu::gpu::OpProfile profile{tofu::gpu::OpProfileStyle::cpu()};
 };
 
 StepTimer &getTimer() {
   static thread_local StepTimer timer;
   return timer;
+}
+
+/// The number of ranks of the run: in-process workers, or MPI processes.
+int getRankCount() {
+  if (tofu::runtime::workers::active())
+    return tofu::runtime::workers::size();
+  int initialized = 0, size = 1;
+  MPI_Initialized(&initialized);
+  if (initialized)
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
 }
 
 void barrier() {
@@ -42,16 +67,54 @@ void barrier() {
 
 } // namespace
 
+namespace tofu {
+namespace runtime {
+
+bool isProfilingStep() { return getTimer().inStep; }
+
+int getProfileOpId(const std::string &name, gpu::OpClass c) {
+  return getTimer().profile.getId(name, c);
+}
+
+void addProfiledOp(int id, double ms) { getTimer().profile.add(id, float(ms)); }
+
+std::string describeCollective(const char *kind, const std::vector<int64_t> &in,
+                               const std::vector<int64_t> &out) {
+  auto shape = [](const std::vector<int64_t> &sizes) {
+    std::string text;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      text += (d ? "x" : "") + std::to_string(sizes[d]);
+    return text.empty() ? std::string("scalar") : text;
+  };
+  return std::string(kind) + " " + shape(in) + " -> " + shape(out);
+}
+
+} // namespace runtime
+} // namespace tofu
+
 extern "C" {
 
 void tofu_timer_begin(void) {
   barrier();
-  getTimer().start = std::chrono::steady_clock::now();
+  StepTimer &t = getTimer();
+  if (t.profiling) {
+    t.inStep = true;
+    t.profile.beginStep();
+  }
+  t.start = std::chrono::steady_clock::now();
 }
 
 void tofu_timer_end(void) {
-  barrier();
   StepTimer &t = getTimer();
+  if (t.inStep && getRankCount() > 1) {
+    // The profile counts rank 0's wait for the slowest rank.
+    tofu::runtime::ProfiledCall call(tofu::gpu::OpClass::Collective,
+                                     [] { return "barrier ending the step"; });
+    barrier();
+  } else {
+    barrier();
+  }
+  t.inStep = false;
   std::chrono::duration<double, std::milli> elapsed =
       std::chrono::steady_clock::now() - t.start;
   t.milliseconds.push_back(elapsed.count());
@@ -74,6 +137,11 @@ void tofu_timer_report(int64_t warmup) {
     std::printf("step time: median %.3f ms over %zu steps after %zu "
                 "warm-up\n",
                 median, n, skip);
+  }
+  const StepTimer &t = getTimer();
+  if (t.profiling) {
+    std::vector<float> all(t.milliseconds.begin(), t.milliseconds.end());
+    std::fputs(t.profile.report(skip, all, /*top=*/30).c_str(), stdout);
   }
   std::fflush(stdout);
 }

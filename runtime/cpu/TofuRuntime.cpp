@@ -10,6 +10,7 @@
 #include "tofu/Runtime/FetchPlan.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
+#include "Profile.h"
 #include "RuntimeSupport.h"
 #include "Workers.h"
 
@@ -233,6 +234,9 @@ void _mlir_ciface_tofu_fetch(TofuUnrankedMemRef *src, TofuUnrankedMemRef *dst,
   ensureInitialized();
   State &s = state();
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  ProfiledCall call(tofu::gpu::OpClass::Collective, [&] {
+    return describeCollective("fetch", in.sizes, out.sizes);
+  });
   std::vector<int64_t> heldOffsets = getInts(srcOffsets),
                        wantedOffsets = getInts(dstOffsets);
   if (workers::active()) {
@@ -304,6 +308,9 @@ void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
                                   int64_t kind, int64_t type) {
   int64_t eb = bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
+  ProfiledCall call(tofu::gpu::OpClass::Collective, [&] {
+    return describeCollective("all_reduce", in.sizes, out.sizes);
+  });
   if (workers::active()) {
     int groupSize =
         workers::allReduce(in, out, getInts(grid), axes, kind, type);
@@ -333,6 +340,9 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
                                       int64_t dim, int64_t kind, int64_t type) {
   int64_t eb = bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
+  ProfiledCall call(tofu::gpu::OpClass::Collective, [&] {
+    return describeCollective("reduce_scatter", in.sizes, out.sizes);
+  });
   if (workers::active()) {
     int groupSize =
         workers::reduceScatter(in, out, getInts(grid), axis, dim, kind, type);
@@ -378,6 +388,9 @@ void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
                                   TofuUnrankedMemRef *grid, int64_t axes,
                                   int64_t dim, int64_t elementBytes) {
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  ProfiledCall call(tofu::gpu::OpClass::Collective, [&] {
+    return describeCollective("all_gather", in.sizes, out.sizes);
+  });
   if (workers::active()) {
     int groupSize = workers::allGather(in, out, getInts(grid), axes, dim);
     state().allGatherBytes +=
@@ -413,6 +426,9 @@ void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
                                   int64_t splitDim, int64_t concatDim,
                                   int64_t elementBytes) {
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
+  ProfiledCall call(tofu::gpu::OpClass::Collective, [&] {
+    return describeCollective("all_to_all", in.sizes, out.sizes);
+  });
   if (workers::active()) {
     int groupSize =
         workers::allToAll(in, out, getInts(grid), axes, splitDim, concatDim);

@@ -333,15 +333,6 @@ void finishProfiledStep() {
   p.inStep = false;
 }
 
-std::string describeConv(const char *entry, const tofu::gpu::ConvProblem &p) {
-  char text[192];
-  std::snprintf(text, sizeof(text),
-                "%s n=%ld c=%ld %ldx%ld f=%ld %ldx%ld/%ld pad %ld", entry,
-                long(p.n), long(p.c), long(p.h), long(p.w), long(p.f),
-                long(p.kh), long(p.kw), long(p.strideH), long(p.padH));
-  return text;
-}
-
 /// Bytes of the cuBLAS and cuDNN workspaces (outside the block cache).
 std::atomic<uint64_t> workspaceBytes{0};
 
@@ -660,7 +651,7 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
     TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, algorithm.math));
   reserveWorkspace(d, algorithm.workspaceBytes);
   OpTimer timer(tofu::gpu::OpClass::Cudnn, getRankStream(),
-                [&] { return describeConv(entry, p); });
+                [&] { return tofu::gpu::describeConv(entry, p); });
   const float alpha = 1.0f;
   // The tensor that the call writes: its address, sizes and strides.
   intptr_t out = p.filter, sizes[4];
@@ -708,7 +699,8 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
     return value ? std::atoi(value) : 0;
   }();
   static std::map<std::string, int> checked;
-  std::string name = checks > 0 ? describeConv(entry, p) : std::string();
+  std::string name =
+      checks > 0 ? tofu::gpu::describeConv(entry, p) : std::string();
   if (checks <= 0 || checked[name]++ >= checks) {
     launch(out);
     return;
@@ -1266,13 +1258,7 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
   cublasOperation_t opSecond =
       plan.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   OpTimer timer(tofu::gpu::OpClass::Cublas, blasState.stream, [&] {
-    char text[160];
-    std::snprintf(text, sizeof(text), "sgemm %c%c m=%d n=%d k=%d batch=%d%s",
-                  plan.first.transposed ? 'T' : 'N',
-                  plan.second.transposed ? 'T' : 'N', int(plan.rows),
-                  int(plan.cols), int(plan.k), int(plan.batch),
-                  beta == 0.0f ? "" : " beta=1");
-    return std::string(text);
+    return tofu::gpu::describeGemm("sgemm", plan, beta != 0.0f);
   });
   const float alpha = 1.0f;
   if (plan.batch == 1) {

@@ -190,6 +190,59 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(s.pw);
     });
 
+TEST(ConvPlanTest, SubsamplesStridedUnitWindows) {
+  // 1x1 windows with strides (2, 2) on an 8x8 image (its last row and
+  // column read by no window) and (3, 2) on 9x6: the forward convolution
+  // and the filter gradient of the subsampled view, with stride 1, equal
+  // the strided ones exactly (the same sums in the same order).
+  struct Case {
+    intptr_t h, w, sh, sw;
+  };
+  for (Case k : {Case{8, 8, 2, 2}, Case{9, 6, 3, 2}}) {
+    intptr_t oh = (k.h - 1) / k.sh + 1, ow = (k.w - 1) / k.sw + 1;
+    Tensor x({2, 3, k.h, k.w}, kNHWC, 1, 1.0f);
+    Tensor w({4, 3, 1, 1}, kNCHW, 0, -0.5f);
+    Tensor y({2, 4, oh, ow}, kNCHW, 0, 0.25f), y2 = y;
+    ConvProblem strided = makeProblem(x, w, y, k.sh, k.sw, 0.0f);
+    ConvProblem view = makeProblem(x, w, y2, k.sh, k.sw, 0.0f);
+    ASSERT_EQ(planConv(strided), "");
+    ASSERT_TRUE(subsampleUnitWindow(ConvKind::Forward, view));
+    EXPECT_EQ(view.strideH, 1);
+    EXPECT_EQ(view.h, oh);
+    EXPECT_EQ(view.xStrides[2], x.strides[2] * k.sh);
+    ASSERT_EQ(planConv(view), "");
+    runConvOnHost(ConvKind::Forward, strided);
+    runConvOnHost(ConvKind::Forward, view);
+    EXPECT_EQ(y.data, y2.data);
+
+    Tensor dw({4, 3, 1, 1}, kNCHW, 0, 5.0f), dw2 = dw;
+    ConvProblem filter = makeProblem(x, dw, y, k.sh, k.sw, 1.0f);
+    ConvProblem filterView = makeProblem(x, dw2, y, k.sh, k.sw, 1.0f);
+    ASSERT_TRUE(subsampleUnitWindow(ConvKind::BackwardFilter, filterView));
+    ASSERT_EQ(planConv(filter), "");
+    ASSERT_EQ(planConv(filterView), "");
+    runConvOnHost(ConvKind::BackwardFilter, filter);
+    runConvOnHost(ConvKind::BackwardFilter, filterView);
+    EXPECT_EQ(dw.data, dw2.data);
+
+    // The data gradient writes every element of the image: left alone.
+    ConvProblem data = makeProblem(x, w, y, k.sh, k.sw, 0.0f);
+    EXPECT_FALSE(subsampleUnitWindow(ConvKind::BackwardData, data));
+  }
+  // Strides that do not tile the image (7 rows, stride 2: the view's last
+  // row would reach row 8, past the image), wider windows, padding and
+  // unit strides are left alone.
+  Tensor x({1, 2, 8, 8}, kNCHW, 0, 1.0f), w3({2, 2, 3, 3}, kNCHW, 0, 1.0f);
+  Tensor w1({2, 2, 1, 1}, kNCHW, 0, 1.0f), x7({1, 2, 7, 7}, kNCHW, 0, 1.0f);
+  Tensor y4({1, 2, 4, 4}, kNCHW, 0, 0.0f), y8({1, 2, 8, 8}, kNCHW, 0, 0.0f);
+  ConvProblem odd = makeProblem(x7, w1, y4, 2, 2, 0.0f);
+  EXPECT_FALSE(subsampleUnitWindow(ConvKind::Forward, odd));
+  ConvProblem wide = makeProblem(x, w3, y4, 2, 2, 0.0f, 1, 1);
+  ConvProblem unit = makeProblem(x, w1, y8, 1, 1, 0.0f);
+  EXPECT_FALSE(subsampleUnitWindow(ConvKind::Forward, wide));
+  EXPECT_FALSE(subsampleUnitWindow(ConvKind::Forward, unit));
+}
+
 TEST(ConvPlanTest, NormalizesUnitDimensions) {
   Tensor x({2, 3, 1, 10}, kNCHW, 0, 1.0f);
   Tensor w({4, 3, 1, 3}, kNCHW, 0, 1.0f);

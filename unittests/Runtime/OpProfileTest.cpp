@@ -68,6 +68,33 @@ TEST(OpProfileTest, TopLimitsTheOpsListed) {
   EXPECT_EQ(text.find("  k2\n"), std::string::npos) << text;
 }
 
+TEST(OpProfileTest, CpuStyleNamesItsClassesAndTheRest) {
+  OpProfile profile(tofu::gpu::OpProfileStyle::cpu());
+  int gemm = profile.getId("sgemm NN m=4 n=4 k=4 batch=1", OpClass::Blas);
+  int gather = profile.getId("all_gather 2x4 -> 4x4", OpClass::Collective);
+  profile.beginStep();
+  profile.add(gemm, 3.0f);
+  profile.add(gather, 1.0f);
+  std::string text = profile.report(0, {10.0f}, /*top=*/10);
+  EXPECT_NE(text.find("cpu profile: 1 steps after 0 warm-up; per step: "
+                      "10.000 ms, of which 4.000 ms in library calls and "
+                      "collectives and 6.000 ms in generated code, copies "
+                      "and allocation\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cpu profile:   OpenBLAS              3.000 ms  75.0% "
+                      "of the ops, 1 calls (1 distinct)\n"
+                      "cpu profile:   oneDNN                0.000 ms   0.0% "
+                      "of the ops, 0 calls (0 distinct)\n"
+                      "cpu profile:   collectives           1.000 ms  25.0% "
+                      "of the ops, 1 calls (1 distinct)\n"),
+            std::string::npos)
+      << text;
+  // The GPU's classes are not listed.
+  EXPECT_EQ(text.find("cuBLAS"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpu profile"), std::string::npos) << text;
+}
+
 TEST(OpProfileTest, NothingProfiled) {
   OpProfile profile;
   EXPECT_EQ(profile.report(3, {}, 10), "gpu profile: no step profiled\n");

@@ -183,6 +183,39 @@ inline void runConvOnHost(ConvKind kind, const ConvProblem &p) {
               }
 }
 
+/// A 1x1 window with stride s > 1 and no padding reads every s-th row and
+/// column of the image: the same convolution as a 1x1 window with stride 1
+/// over the subsampled view (the image's strides times s, its extents the
+/// output's). Rewrites `p` so for the calls that read the image (forward,
+/// filter gradient), whose libraries run unit strides on a faster path;
+/// the data gradient writes every element of the image, and is left alone.
+/// Only where the strides tile the image (oh * sh <= h, and for the
+/// columns): otherwise the view's last row would span past the image's
+/// extent, which oneDNN's check of strides rejects as overlapping (an
+/// image of 31 rows with stride 2). Returns whether `p` changed.
+inline bool subsampleUnitWindow(ConvKind kind, ConvProblem &p) {
+  if (kind == ConvKind::BackwardData || p.kh != 1 || p.kw != 1 || p.padH != 0 ||
+      p.padW != 0 || (p.strideH == 1 && p.strideW == 1) ||
+      p.oh * p.strideH > p.h || p.ow * p.strideW > p.w)
+    return false;
+  p.xStrides[2] *= p.strideH;
+  p.xStrides[3] *= p.strideW;
+  p.h = p.oh, p.w = p.ow;
+  p.strideH = p.strideW = 1;
+  return true;
+}
+
+/// The profile's name of a convolution call: the runtime entry point and
+/// the problem's batch, channels, image, filters, window, stride and pad.
+inline std::string describeConv(const char *entry, const ConvProblem &p) {
+  char text[192];
+  std::snprintf(text, sizeof(text),
+                "%s n=%ld c=%ld %ldx%ld f=%ld %ldx%ld/%ld pad %ld", entry,
+                long(p.n), long(p.c), long(p.h), long(p.w), long(p.f),
+                long(p.kh), long(p.kw), long(p.strideH), long(p.padH));
+  return text;
+}
+
 } // namespace gpu
 } // namespace tofu
 

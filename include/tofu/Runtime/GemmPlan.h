@@ -185,6 +185,18 @@ inline void runPlanOnHost(const GemmPlan &plan, const float *a, const float *b,
   }
 }
 
+/// The profile's name of a planned call: `prefix` ("sgemm", "dgemm"), the
+/// operands' transposes, extents, batch and, when it accumulates, beta.
+inline std::string describeGemm(const char *prefix, const GemmPlan &plan,
+                                bool accumulates) {
+  char text[160];
+  std::snprintf(text, sizeof(text), "%s %c%c m=%d n=%d k=%d batch=%d%s", prefix,
+                plan.first.transposed ? 'T' : 'N',
+                plan.second.transposed ? 'T' : 'N', plan.rows, plan.cols,
+                plan.k, plan.batch, accumulates ? " beta=1" : "");
+  return text;
+}
+
 } // namespace gpu
 } // namespace tofu
 

@@ -1,11 +1,18 @@
-//===- OpProfile.h - Per-op GPU time of the timed steps ---------*- C++ -*-===//
+//===- OpProfile.h - Per-op time of the timed steps -------------*- C++ -*-===//
 //
-// The bookkeeping of the CUDA runtime's profile (TOFU_GPU_PROFILE=1,
-// docs/gpu.md, *Profile*): the time of every kernel launch and library
-// call of each timed step, measured by the runtime with a pair of CUDA
-// events around it, summed per op name and per class (generated kernel,
-// cuBLAS, cuDNN, copy), and reported per step over the steps after the
-// warm-up. Free of CUDA, so that it is unit-tested on the host
+// The bookkeeping of the runtimes' profiles: the time of every op of each
+// timed step, summed per op name and per class, and reported per step over
+// the steps after the warm-up.
+//
+//  - The CUDA runtime (TOFU_GPU_PROFILE=1, docs/gpu.md, *Profile*) times
+//    every kernel launch and library call with a pair of CUDA events:
+//    generated kernels, cuBLAS, cuDNN, copies and fills.
+//  - The CPU runtime (TOFU_CPU_PROFILE=1, docs/cpu.md, *Profile*) times
+//    every library call and collective with the wall clock: OpenBLAS,
+//    oneDNN, collectives; the generated loops run inline, so their time is
+//    the step's time outside every op.
+//
+// Free of CUDA and MPI, so that it is unit-tested on the host
 // (unittests/Runtime/OpProfileTest.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -24,7 +31,7 @@
 namespace tofu::gpu {
 
 /// Who computes an op.
-enum class OpClass { Generated, Cublas, Cudnn, Copy };
+enum class OpClass { Generated, Cublas, Cudnn, Copy, Blas, Dnnl, Collective };
 
 inline const char *getOpClassName(OpClass c) {
   switch (c) {
@@ -36,6 +43,12 @@ inline const char *getOpClassName(OpClass c) {
     return "cuDNN";
   case OpClass::Copy:
     return "copies and fills";
+  case OpClass::Blas:
+    return "OpenBLAS";
+  case OpClass::Dnnl:
+    return "oneDNN";
+  case OpClass::Collective:
+    return "collectives";
   }
   return "?";
 }
@@ -51,8 +64,29 @@ formatText(const char *format, ...) {
   return buffer;
 }
 
+/// How a report names itself and its parts.
+struct OpProfileStyle {
+  /// What starts every line.
+  std::string prefix = "gpu profile: ";
+  /// The classes reported, in order, a line each.
+  std::vector<OpClass> classes = {OpClass::Generated, OpClass::Cublas,
+                                  OpClass::Cudnn, OpClass::Copy};
+  /// The step's time in ops, and outside them.
+  std::string inOps = "in ops", outside = "between them";
+
+  /// The CPU runtime's.
+  static OpProfileStyle cpu() {
+    return {"cpu profile: ",
+            {OpClass::Blas, OpClass::Dnnl, OpClass::Collective},
+            "in library calls and collectives",
+            "in generated code, copies and allocation"};
+  }
+};
+
 class OpProfile {
 public:
+  explicit OpProfile(OpProfileStyle style = {}) : style(std::move(style)) {}
+
   /// The id of the op `name` of class `c`, the same for every call with
   /// the same name and class.
   int getId(const std::string &name, OpClass c) {
@@ -77,13 +111,13 @@ public:
   /// The report over the steps after the first `warmup`, times per step:
   /// a line per class, the time outside every op (the step time of
   /// `stepMs`, which holds one entry per step, minus the ops' time), and
-  /// the `top` ops that took longest. Every line starts with
-  /// "gpu profile: ".
+  /// the `top` ops that took longest. Every line starts with the style's
+  /// prefix.
   std::string report(size_t warmup, const std::vector<float> &stepMs,
                      size_t top) const {
     std::string out;
     auto line = [&](const std::string &text) {
-      out += "gpu profile: " + text + "\n";
+      out += style.prefix + text + "\n";
     };
     size_t first = std::min(warmup, steps.size());
     size_t n = steps.size() - first;
@@ -106,13 +140,12 @@ public:
     double opsTotal = 0.0;
     for (double ms : opMs)
       opsTotal += ms;
-    line(formatText(
-        "%zu steps after %zu warm-up; per step: %.3f ms, of which %.3f ms "
-        "in ops and %.3f ms between them",
-        n, first, perStep, opsTotal / double(n),
-        perStep - opsTotal / double(n)));
-    for (OpClass c :
-         {OpClass::Generated, OpClass::Cublas, OpClass::Cudnn, OpClass::Copy}) {
+    line(formatText("%zu steps after %zu warm-up; per step: %.3f ms, of "
+                    "which %.3f ms %s and %.3f ms %s",
+                    n, first, perStep, opsTotal / double(n),
+                    style.inOps.c_str(), perStep - opsTotal / double(n),
+                    style.outside.c_str()));
+    for (OpClass c : style.classes) {
       double ms = 0.0;
       size_t calls = 0, distinct = 0;
       for (size_t i = 0; i < ops.size(); ++i)
@@ -144,6 +177,7 @@ public:
   }
 
 private:
+  OpProfileStyle style;
   std::vector<std::pair<std::string, OpClass>> ops;
   std::map<std::pair<std::string, OpClass>, int> ids;
   /// Per step, the (op id, milliseconds) of each execution.

@@ -70,6 +70,41 @@ bool mayAlias(Value written, Value root) {
   return !isAllocation(root) && !isAllocation(other);
 }
 
+/// Appends to `written` the buffers that `op` and the ops nested in it may
+/// write or free; returns false when an effect is unknown. A call tagged
+/// with kWritesOperandAttr writes that operand alone.
+bool getWrittenBuffers(Operation *op, SmallVectorImpl<Value> &written) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    if (auto call = dyn_cast<func::CallOp>(nested)) {
+      auto index = call->getAttrOfType<IntegerAttr>(kWritesOperandAttr);
+      if (!index || index.getInt() < 0 ||
+          index.getInt() >= int64_t(call->getNumOperands()))
+        return WalkResult::interrupt();
+      written.push_back(call->getOperand(index.getInt()));
+      return WalkResult::advance();
+    }
+    // An op with recursive effects (its nested ops are walked too) may
+    // also have effects of its own (linalg.generic writes its outputs).
+    auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!effects)
+      return nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value || !isa<BaseMemRefType>(value.getType()))
+        return WalkResult::interrupt();
+      written.push_back(value);
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
 /// Whether an op strictly between `from` and `to` (same block) may write
 /// or free `buffer`. Ops with unknown effects may. A `memref.dealloc` of
 /// `buffer` itself (tofu-early-dealloc frees the image right after its
@@ -86,18 +121,11 @@ bool isWrittenBetween(Operation *from, Operation *to, Value buffer,
         frees->push_back(op);
       continue;
     }
-    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-        getEffectsRecursively(op);
-    if (!effects)
+    SmallVector<Value> written;
+    if (!getWrittenBuffers(op, written))
       return true;
-    for (const MemoryEffects::EffectInstance &effect : *effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
-        continue;
-      Value value = effect.getValue();
-      if (!value || !isa<BaseMemRefType>(value.getType()) ||
-          mayAlias(value, root))
-        return true;
-    }
+    if (llvm::any_of(written, [&](Value v) { return mayAlias(v, root); }))
+      return true;
   }
   return false;
 }

@@ -74,6 +74,7 @@ Value callWithResult(ModuleOp module, OpBuilder &b, Location loc,
   func::FuncOp f =
       declareRuntimeFunction(module, callee, ValueRange(args).getTypes(), {});
   auto call = func::CallOp::create(b, loc, f, args);
+  call->setAttr(kWritesOperandAttr, b.getI64IntegerAttr(1));
   if (gpuTag) {
     call->setAttr(kLibraryAttr, b.getStringAttr("collective"));
     call->setAttr(kDeviceOperandsAttr, b.getI64IntegerAttr(2));
@@ -338,8 +339,8 @@ void ConvertTofuToMPIPass::runOnOperation() {
   auto isOurs = [](NamedAttribute a) {
     return (a.getName().strref().starts_with("tofu.") &&
             a.getName() != tofu::attrs::kDriver &&
-            a.getName() != kLibraryAttr &&
-            a.getName() != kDeviceOperandsAttr) ||
+            a.getName() != kLibraryAttr && a.getName() != kDeviceOperandsAttr &&
+            a.getName() != kWritesOperandAttr) ||
            a.getName().strref().starts_with("tdl.");
   };
   module.walk([&](Operation *op) {

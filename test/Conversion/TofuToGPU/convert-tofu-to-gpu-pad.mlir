@@ -308,3 +308,77 @@ func.func @image_freed_after_the_copy(%w: memref<4x3x3x3xf32>, %c: f32) -> memre
   memref.dealloc %padded : memref<2x3x10x10xf32>
   return %y : memref<2x4x8x8xf32>
 }
+
+// -----
+
+// Tests that a runtime call between the pad and the convolution keeps the
+// pad a copy unless it is tagged with the one operand it writes
+// (convert-tofu-to-mpi tags its collectives so): the tagged call writes a
+// fresh buffer and the pad folds; the untagged one, or a tagged one that
+// writes the image, may change the image.
+
+// CHECK-LABEL: func.func @call_between_pad_and_conv
+// CHECK-NOT: memref.copy
+// CHECK: call @collective(%{{.*}}, %{{.*}}) {tofu.writes_operand = 1 : i64}
+// CHECK: call @tofu_gpu_conv2d_forward(
+// CHECK-SAME: %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}},
+func.func private @collective(memref<*xf32>, memref<*xf32>)
+func.func @call_between_pad_and_conv(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x8x8xf32>, %in: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x3x10x10xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : memref<1x3x10x10xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<1x3x8x8xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  %out = memref.alloc() : memref<8xf32>
+  %a = memref.cast %in : memref<4xf32> to memref<*xf32>
+  %b = memref.cast %out : memref<8xf32> to memref<*xf32>
+  func.call @collective(%a, %b) {tofu.writes_operand = 1 : i64} : (memref<*xf32>, memref<*xf32>) -> ()
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
+  memref.dealloc %out : memref<8xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @untagged_call_between_pad_and_conv
+// CHECK: memref.copy
+// CHECK: call @tofu_gpu_conv2d_forward
+func.func private @collective(memref<*xf32>, memref<*xf32>)
+func.func @untagged_call_between_pad_and_conv(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x8x8xf32>, %in: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x3x10x10xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : memref<1x3x10x10xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<1x3x8x8xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  %out = memref.alloc() : memref<8xf32>
+  %a = memref.cast %in : memref<4xf32> to memref<*xf32>
+  %b = memref.cast %out : memref<8xf32> to memref<*xf32>
+  func.call @collective(%a, %b) : (memref<*xf32>, memref<*xf32>) -> ()
+  // expected-remark @+1 {{convert-tofu-to-gpu: the zero pad stays a copy (the image may change between the pad and the convolution)}}
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
+  memref.dealloc %out : memref<8xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @tagged_call_writes_the_image
+// CHECK: memref.copy
+// CHECK: call @tofu_gpu_conv2d_forward
+func.func private @collective(memref<*xf32>, memref<*xf32>)
+func.func @tagged_call_writes_the_image(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x8x8xf32>, %in: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x3x10x10xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : memref<1x3x10x10xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<1x3x8x8xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  %a = memref.cast %in : memref<4xf32> to memref<*xf32>
+  %b = memref.cast %x : memref<1x3x8x8xf32> to memref<*xf32>
+  func.call @collective(%a, %b) {tofu.writes_operand = 1 : i64} : (memref<*xf32>, memref<*xf32>) -> ()
+  // expected-remark @+1 {{convert-tofu-to-gpu: the zero pad stays a copy (the image may change between the pad and the convolution)}}
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
+  return
+}

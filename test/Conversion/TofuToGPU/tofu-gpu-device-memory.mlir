@@ -170,7 +170,7 @@ func.func @collective(%x: memref<2x6xf32>) -> memref<4x6xf32> {
   %c0 = arith.constant 0 : i64
   %c4 = arith.constant 4 : i64
   call @tofu_gpu_all_gather(%xu, %outu, %gridu, %c1, %c0, %c4)
-      {tofu.device_operands = 2 : i64, tofu.library = "collective"}
+      {tofu.device_operands = 2 : i64, tofu.library = "collective", tofu.writes_operand = 1 : i64}
       : (memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, i64, i64) -> ()
   return %out : memref<4x6xf32>
 }

@@ -7,11 +7,11 @@
 // buffers, and that the tags survive the removal of the tofu.* attributes.
 
 // CHECK-LABEL: func.func @collectives(
-// CHECK: call @tofu_gpu_all_gather(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective"}
-// CHECK: call @tofu_gpu_reduce_scatter(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective"}
-// CHECK: call @tofu_gpu_all_reduce(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective"}
-// CHECK: call @tofu_gpu_all_to_all_f64(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective"}
-// CHECK: call @tofu_gpu_fetch(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective"}
+// CHECK: call @tofu_gpu_all_gather(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective", tofu.writes_operand = 1 : i64}
+// CHECK: call @tofu_gpu_reduce_scatter(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective", tofu.writes_operand = 1 : i64}
+// CHECK: call @tofu_gpu_all_reduce(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective", tofu.writes_operand = 1 : i64}
+// CHECK: call @tofu_gpu_all_to_all_f64(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective", tofu.writes_operand = 1 : i64}
+// CHECK: call @tofu_gpu_fetch(%{{.*}}) {tofu.device_operands = 2 : i64, tofu.library = "collective", tofu.writes_operand = 1 : i64}
 // CHECK-NOT: call @tofu_all
 // CHECK-NOT: call @tofu_fetch
 // CHECK-DAG: func.func private @tofu_gpu_all_gather(memref<*xf32>, memref<*xf32>, memref<*xi64>, i64, i64, i64) attributes {llvm.emit_c_interface}

@@ -2,8 +2,8 @@
 
 // Tests that an all-gather over two grid axes calls the runtime with the
 // grid shape, the axes as a bit mask (3), the gathered dimension and the
-// element size, into a fresh result buffer, in a region of its own, and
-// that the grid is removed.
+// element size, into a fresh result buffer, in a region of its own, tagged
+// as writing that buffer alone, and that the grid is removed.
 
 // CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @gather(
@@ -15,7 +15,7 @@
 // CHECK: %[[R:.*]] = scf.execute_region -> tensor<2x36xf32> no_inline {
 // CHECK-NEXT: %[[OUT:.*]] = memref.alloc() : memref<2x36xf32>
 // CHECK-NEXT: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only
-// CHECK: call @tofu_all_gather(%{{.*}}, %{{.*}}, %{{.*}}, %[[MASK]], %[[DIM]], %[[BYTES]])
+// CHECK: call @tofu_all_gather(%{{.*}}, %{{.*}}, %{{.*}}, %[[MASK]], %[[DIM]], %[[BYTES]]) {tofu.writes_operand = 1 : i64}
 // CHECK-NEXT: %[[T:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NEXT: scf.yield %[[T]]
 // CHECK: return %[[R]]

@@ -88,6 +88,31 @@ func.func @window(%x: tensor<10xf32> {tofu.tiling = ["cut(0)"]},
 
 // -----
 
+// Tests that a strided read (2 * d1) of a tensor held whole along that
+// dimension reads the rows it holds: the batch is cut, each rank holds its
+// 2 x 8 rows, and the stride-2 window reads rows 0, 2, 4, 6 of them, a
+// region of 7 rows that the op reads as the held 8 (no slice), as the
+// unpartitioned op does. A unit read (d1) is not widened.
+
+// CHECK-LABEL: func.func @strided(
+// CHECK-SAME: %[[X:.*]]: tensor<2x8xf32> {tofu.layout = #tofu.layout<[0]>}
+// CHECK-NOT: tensor.extract_slice
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2x4xf32>)
+func.func @strided(%x: tensor<4x8xf32> {tofu.tiling = ["cut(0)"]})
+    -> tensor<4x4xf32> attributes {tofu.plan = {devices = "2", steps = [2]}} {
+  %e = tensor.empty() {tofu.tilings = [["cut(0)"]]} : tensor<4x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1 * 2)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"],
+                       tofu.strategy = ["d0"], tofu.tilings = [["cut(0)"]]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
+
+// -----
+
 // Tests that a pad cut along a padded dimension runs on each rank's output
 // box: rank 0's rows 0..2 hold two pad rows and source row 0, rank 1's rows
 // 3..5 source rows 1..3. The ranks read regions of different sizes, so each

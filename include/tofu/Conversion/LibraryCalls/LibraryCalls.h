@@ -38,6 +38,12 @@ namespace tofu {
 /// convert-tofu-to-mpi{runtime=gpu}); the reports count the calls by it.
 inline constexpr llvm::StringLiteral kLibraryAttr = "tofu.library";
 
+/// On a runtime call: the one operand (a buffer) that the call writes; it
+/// reads its other buffer operands and frees nothing. convert-tofu-to-mpi
+/// tags its collectives so, which lets the library calls' analyses see
+/// through them (a zero pad folds across an all-gather of the filter).
+inline constexpr llvm::StringLiteral kWritesOperandAttr = "tofu.writes_operand";
+
 /// On a library call that takes buffers: how many of its first operands
 /// are device buffers (the others are host buffers that it reads).
 inline constexpr llvm::StringLiteral kDeviceOperandsAttr =

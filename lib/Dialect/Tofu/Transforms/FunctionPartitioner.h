@@ -106,6 +106,9 @@ private:
   FailureOr<std::vector<int>> getCutVars(Operation *op,
                                          ArrayRef<int64_t> extents);
   LogicalResult partitionLinalg(linalg::GenericOp op);
+  /// Widens the regions that an operation reads of `orig` through `map` to
+  /// the tiles the ranks hold, in the dimensions that bound no loop.
+  void widenToHeldTile(Value orig, AffineMap map, RankBoxes &regions);
   /// Data movement of the tensor dialect (pad, slices, reshapes, concat);
   /// returns failure() after an error, and false when the operation must run
   /// replicated instead.
