@@ -40,6 +40,7 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,10 +132,21 @@ class Failed(Exception):
 
 
 def run(cmd, timeout, both=False, **kw):
+    # In a session of its own, so that a timeout ends the whole group: a
+    # hung DDP process spawned by the PyTorch worker would otherwise keep a
+    # core busy through the measurements that follow.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, **kw)
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=timeout, **kw)
+        out, err_text = proc.communicate(timeout=timeout)
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out, err_text)
     except subprocess.TimeoutExpired as err:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
         partial = err.stdout or ""
         if isinstance(partial, bytes):
             partial = partial.decode(errors="replace")
@@ -308,17 +320,20 @@ def _torch_rank(rank, job, port, queue):
         t = torch.tensor([loss0])
         dist.all_reduce(t)
         loss0 = t.item() / ranks
-        dist.destroy_process_group()
     timed = sorted(times[job["warmup"]:])
     n = len(timed)
     median = timed[n // 2] if n % 2 else 0.5 * (timed[n // 2 - 1] + timed[n // 2])
     result = dict(ms=1e3 * median, loss0=loss0, torch=torch.__version__,
                   threads=torch.get_num_threads())
-    if queue is not None:
-        if rank == 0:
-            queue.put(result)
-    else:
+    if queue is None:
         return result
+    if rank == 0:
+        queue.put(result)
+    # Both ranks are past every collective; the gloo group's teardown (at
+    # destroy_process_group or at the interpreter's exit) now and then left
+    # one process spinning forever, so the ranks leave without it.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def torch_worker(job_text):
