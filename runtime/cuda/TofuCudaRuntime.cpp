@@ -875,9 +875,10 @@ struct CudaBlockDriver final : tofu::gpu::BlockDriver {
   void release(void *ptr, uint64_t, MemoryKind) override {
     TOFU_CU_CHECK(cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
   }
-  void synchronize() override {
-    TOFU_CU_CHECK(cuStreamSynchronize(getRankStream()));
-  }
+  /// The owning rank's stream, whose queued work may still use its idle
+  /// blocks (another rank may release them: mgpuMemAlloc).
+  CUstream stream = nullptr;
+  void synchronize() override { TOFU_CU_CHECK(cuStreamSynchronize(stream)); }
 };
 
 /// A rank's cache and the mutex that guards it.
@@ -887,12 +888,40 @@ struct LockedBlockCache {
   tofu::gpu::BlockCache cache{driver};
 };
 
+/// Every rank's cache, in the order they were made (guarded by rankMutex).
+std::vector<LockedBlockCache *> &getAllBlockCaches() {
+  static std::vector<LockedBlockCache *> caches;
+  return caches;
+}
+
 LockedBlockCache &getBlockCache() {
+  CUstream stream = getRankStream();
   std::lock_guard<std::mutex> lock(rankMutex);
   LockedBlockCache *&cache = getRank().cache;
-  if (!cache)
+  if (!cache) {
     cache = new LockedBlockCache();
+    cache->driver.stream = stream;
+    getAllBlockCaches().push_back(cache);
+  }
   return *cache;
+}
+
+/// Returns the idle blocks of every rank's cache but `own` to the driver,
+/// each after its rank's queued work, holding one cache's lock at a time:
+/// in-process workers share the device, and one worker's idle blocks can
+/// be what another needs.
+void releaseOtherRanksIdleBlocks(LockedBlockCache *own) {
+  std::vector<LockedBlockCache *> caches;
+  {
+    std::lock_guard<std::mutex> lock(rankMutex);
+    caches = getAllBlockCaches();
+  }
+  for (LockedBlockCache *other : caches) {
+    if (other == own)
+      continue;
+    std::lock_guard<std::mutex> lock(other->mutex);
+    other->cache.releaseIdle();
+  }
 }
 
 /// The kind of every allocation: `TOFU_GPU_MEMORY=managed` puts device
@@ -916,9 +945,19 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   MemoryKind kind = isHostShared || forcesManagedMemory() ? MemoryKind::Managed
                                                           : MemoryKind::Device;
   LockedBlockCache &locked = getBlockCache();
-  std::lock_guard<std::mutex> lock(locked.mutex);
   tofu::gpu::OutOfMemory error;
-  void *ptr = locked.cache.allocate(sizeBytes, kind, &error);
+  void *ptr = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(locked.mutex);
+    ptr = locked.cache.allocate(sizeBytes, kind, &error);
+  }
+  if (!ptr) {
+    // The cache returned its own idle blocks already; the other workers'
+    // may be what is missing. Then once more.
+    releaseOtherRanksIdleBlocks(&locked);
+    std::lock_guard<std::mutex> lock(locked.mutex);
+    ptr = locked.cache.allocate(sizeBytes, kind, &error);
+  }
   if (!ptr) {
     std::fprintf(stderr, "tofu cuda runtime: mgpuMemAlloc: %s\n",
                  error.describe(workspaceBytes.load()).c_str());

@@ -155,6 +155,25 @@ TEST(BlockCache, IdleBlocksGoBackToTheDriverWhenMemoryRunsOut) {
   EXPECT_EQ(cache.getIdleBlocks(), 0u);
 }
 
+TEST(BlockCache, AnotherCachesIdleBlocksCanMakeRoom) {
+  // Two ranks' caches on one device (in-process workers): the first holds
+  // an idle 600 KiB block that the second's 800 KiB need. The second's own
+  // release frees nothing; the first's does (after its wait), and the
+  // second's allocation then fits, as mgpuMemAlloc retries it.
+  FakeDriver driver(1 << 20);
+  BlockCache first(driver), second(driver);
+  void *a = first.allocate(600 << 10, MemoryKind::Device);
+  ASSERT_TRUE(first.free(a));
+  OutOfMemory error;
+  EXPECT_EQ(second.allocate(800 << 10, MemoryKind::Device, &error), nullptr);
+  EXPECT_EQ(error.freeBytes, uint64_t(424) << 10);
+  EXPECT_EQ(driver.releases, 0);
+  first.releaseIdle();
+  EXPECT_EQ(driver.releases, 1);
+  EXPECT_EQ(first.getIdleBlocks(), 0u);
+  EXPECT_NE(second.allocate(800 << 10, MemoryKind::Device, &error), nullptr);
+}
+
 TEST(BlockCache, ExhaustedMemoryFailsWithTheBytesNeededAndFree) {
   FakeDriver driver(1 << 20);
   BlockCache cache(driver);
