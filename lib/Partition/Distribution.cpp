@@ -224,6 +224,32 @@ RankBoxes tofu::getUniformWindows(const RankBoxes &regions,
   return windows;
 }
 
+void tofu::widenToHeldTiles(RankBoxes &regions, const RankBoxes &tiles,
+                            const std::vector<bool> &free) {
+  if (tiles.size() != regions.size())
+    return;
+  for (size_t r = 0; r < regions.size(); ++r) {
+    if (regions[r].volume() <= 0)
+      return;
+    for (size_t d = 0; d < regions[r].lo.size(); ++d)
+      if (regions[r].lo[d] < tiles[r].lo[d] ||
+          regions[r].hi[d] > tiles[r].hi[d])
+        return;
+  }
+  for (size_t d = 0; d < free.size(); ++d) {
+    if (!free[d])
+      continue;
+    int64_t extent = tiles.front().hi[d] - tiles.front().lo[d];
+    bool widen = true;
+    for (size_t r = 0; r < regions.size(); ++r)
+      widen &= regions[r].lo[d] == tiles[r].lo[d] &&
+               tiles[r].hi[d] - tiles[r].lo[d] == extent;
+    if (widen)
+      for (size_t r = 0; r < regions.size(); ++r)
+        regions[r].hi[d] = tiles[r].hi[d];
+  }
+}
+
 /// The ranks of the group of `rank` over `axes`, in group order, and the
 /// index of `rank` among them.
 static std::vector<int64_t> getGroup(const ProcessGrid &grid, int64_t rank,

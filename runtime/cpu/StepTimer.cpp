@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -106,12 +107,12 @@ void tofu_timer_begin(void) {
 
 void tofu_timer_end(void) {
   StepTimer &t = getTimer();
-  if (t.inStep && getRankCount() > 1) {
-    // The profile counts rank 0's wait for the slowest rank.
-    tofu::runtime::ProfiledCall call(tofu::gpu::OpClass::Collective,
-                                     [] { return "barrier ending the step"; });
-    barrier();
-  } else {
+  {
+    // With several ranks, the profile counts rank 0's wait for the slowest.
+    std::optional<tofu::runtime::ProfiledCall> wait;
+    if (t.inStep && getRankCount() > 1)
+      wait.emplace(tofu::gpu::OpClass::Collective,
+                   [] { return "barrier ending the step"; });
     barrier();
   }
   t.inStep = false;

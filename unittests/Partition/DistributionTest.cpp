@@ -173,6 +173,33 @@ TEST(DistributionTest, AllGatherOverTwoAxes) {
   EXPECT_EQ(getReceivedElements(from, to), 4 * 3 * 6);
 }
 
+// A stride-2 read of a batch-cut 4x8 tensor on 2 ranks: each rank's region
+// is its 2 rows by columns 0..6 (what the windows reach), inside the 2x8
+// tile it holds. The free column dimension widens to the tile; the row
+// dimension, not free, keeps its extent even where it could grow.
+TEST(DistributionTest, WidensRegionsToTheHeldTilesAlongFreeDimensions) {
+  ProcessGrid grid{{2}};
+  RankBoxes tiles = layout({4, 8}, {Tiling::cut(0)}, grid);
+  RankBoxes regions = {{{0, 0}, {1, 6}}, {{2, 0}, {3, 6}}};
+  widenToHeldTiles(regions, tiles, {false, true});
+  EXPECT_EQ(regions, tiles);
+  RankBoxes rows = {{{0, 0}, {0, 7}}, {{2, 0}, {2, 7}}};
+  RankBoxes same = rows;
+  widenToHeldTiles(rows, tiles, {false, true});
+  EXPECT_EQ(rows, same);
+
+  // Nothing widens where a region starts past its tile's start, where a
+  // region needs a fetch (it leaves its tile), or where a region is empty.
+  RankBoxes offset = {{{0, 1}, {1, 6}}, {{2, 1}, {3, 6}}};
+  RankBoxes fetched = {{{0, 0}, {2, 6}}, {{2, 0}, {3, 6}}};
+  RankBoxes empty = {{{0, 0}, {1, 6}}, {{2, 0}, {1, 6}}};
+  for (RankBoxes r : {offset, fetched, empty}) {
+    RankBoxes before = r;
+    widenToHeldTiles(r, tiles, {false, true});
+    EXPECT_EQ(r, before);
+  }
+}
+
 // Removing the cut of one axis of a 2-D layout gathers along that axis
 // only; the other cut stays.
 TEST(DistributionTest, AllGatherKeepsTheOtherCuts) {

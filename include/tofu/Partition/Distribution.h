@@ -97,6 +97,16 @@ Box getRangeHull(int64_t lo, int64_t hi, const Shape &shape);
 /// fetches the windows and slices each region out locally.
 RankBoxes getUniformWindows(const RankBoxes &regions, const Shape &shape);
 
+/// Widens each rank's region to the tile it holds along the dimensions
+/// marked in `free` (those an operation reads through a compound index such
+/// as `2 * x + dx`, which bound none of its loops): only when every region
+/// is non-empty and lies in its rank's tile (nothing is communicated), and
+/// per dimension only when every region starts where its tile starts and
+/// the tiles have one extent there. The regions keep their origins, so the
+/// operation's rebased indexing is unchanged.
+void widenToHeldTiles(RankBoxes &regions, const RankBoxes &tiles,
+                      const std::vector<bool> &free);
+
 /// A collective of the upstream `shard` dialect that turns the boxes every
 /// rank holds into the boxes every rank wants, within the groups of ranks
 /// that differ only in their coordinates on `axes` (increasing). A group is

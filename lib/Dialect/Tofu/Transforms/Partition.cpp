@@ -647,42 +647,20 @@ FunctionPartitioner::getCutVars(Operation *op, ArrayRef<int64_t> extents) {
 /// A dimension that an operation reads through a compound index (the
 /// `2 * d2 + d5` of a strided or windowed convolution) bounds none of its
 /// loops, so the operation may read it from a longer tile than its windows
-/// reach. Where every rank's region lies in the tile it holds (no
-/// communication) and starts where that tile starts in such a dimension,
-/// the region is widened to the tile's extent there: a 1x1 stride-2
-/// convolution then reads the rows 0..31 it holds instead of a 31-row
-/// slice of them, and its library call sees the tensor it would see
-/// unpartitioned (a dense tile, or the zero pad it folds) rather than a
-/// strided view of an odd extent, which oneDNN runs on a slower path.
+/// reach (widenToHeldTiles): a 1x1 stride-2 convolution then reads the rows
+/// 0..31 its rank holds instead of a 31-row slice of them, and its library
+/// call sees the tensor it would see unpartitioned (a dense tile, or the
+/// zero pad it folds) rather than a strided view of an odd extent, which
+/// oneDNN runs on a slower path.
 void FunctionPartitioner::widenToHeldTile(Value orig, AffineMap map,
                                           RankBoxes &regions) {
   auto it = held.find(orig);
   if (it == held.end() || !it->second.partial.empty())
     return;
-  const RankBoxes &tiles = it->second.boxes;
-  if (tiles.size() != regions.size())
-    return;
-  for (size_t r = 0; r < regions.size(); ++r) {
-    const Box &region = regions[r], &tile = tiles[r];
-    if (region.volume() <= 0)
-      return;
-    for (size_t d = 0; d < region.lo.size(); ++d)
-      if (region.lo[d] < tile.lo[d] || region.hi[d] > tile.hi[d])
-        return;
-  }
-  for (auto [d, e] : llvm::enumerate(map.getResults())) {
-    if (isa<AffineDimExpr, AffineConstantExpr>(e))
-      continue;
-    bool widen =
-        llvm::all_of(llvm::seq<size_t>(0, regions.size()), [&](size_t r) {
-          return regions[r].lo[d] == tiles[r].lo[d] &&
-                 tiles[r].hi[d] - tiles[r].lo[d] ==
-                     tiles.front().hi[d] - tiles.front().lo[d];
-        });
-    if (widen)
-      for (size_t r = 0; r < regions.size(); ++r)
-        regions[r].hi[d] = tiles[r].hi[d];
-  }
+  std::vector<bool> free;
+  for (AffineExpr e : map.getResults())
+    free.push_back(!isa<AffineDimExpr, AffineConstantExpr>(e));
+  widenToHeldTiles(regions, it->second.boxes, free);
 }
 
 LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
