@@ -546,6 +546,8 @@ int64_t fetch(const View &in, const View &out,
 
 extern "C" int64_t tofu_worker_rank(void) { return workerRank; }
 
+extern "C" int64_t tofu_worker_count(void) { return team ? team->size : 0; }
+
 extern "C" void tofu_workers_run(int64_t count, void (*body)(void *),
                                  void *argument) {
   if (count < 1 || count > 4096)

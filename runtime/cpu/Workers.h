@@ -144,6 +144,9 @@ void tofu_workers_run(int64_t count, void (*body)(void *), void *argument);
 /// The calling worker's rank, -1 outside a team (for the CUDA runtime,
 /// which keeps each worker's stream, handles and memory apart).
 int64_t tofu_worker_rank(void);
+/// The size of the calling worker's team, 0 outside a team (for the CUDA
+/// runtime, which spreads the workers over the GPUs).
+int64_t tofu_worker_count(void);
 }
 
 #endif // TOFU_RUNTIME_CPU_WORKERS_H

@@ -1,36 +1,21 @@
-//===- Collectives.cpp - The GPU collectives over NCCL --------------------===//
+//===- Collectives.cpp - The GPU collectives ------------------------------===//
 //
-// Implements the collectives of include/tofu/Runtime/TofuCudaRuntime.h for
-// one process per GPU under mpiexec: the calls of
-// convert-tofu-to-mpi{runtime=gpu}, with the arguments of the MPI runtime's
-// (runtime/cpu/TofuRuntime.cpp) on device buffers.
+// Implements the collectives of include/tofu/Runtime/TofuCudaRuntime.h: the
+// calls of convert-tofu-to-mpi{runtime=gpu}, with the arguments of the MPI
+// runtime's (runtime/cpu/TofuRuntime.cpp) on device buffers.
 //
-// - NCCL moves contiguous buffers. A tile that is not one (a strided view,
-//   or chunks that do not follow each other) is packed into a staging
-//   buffer, or unpacked from one, by the copy kernel (MultiFetch.cu), whose
-//   element mapping CopyParts.h defines and the unit tests check.
-// - A fetch executes FetchPlan.h's parts: this rank's parts for each
-//   receiver packed one after the other, one grouped ncclSend/ncclRecv per
-//   peer, and the received parts unpacked in the same order; the parts it
-//   sends itself are copied directly.
-// - Everything is queued on the CUDA runtime's one stream; staging buffers
-//   come from its caching allocator and go back to it in stream order, so
-//   that the host does not wait for the GPU here (an upload of a part
-//   table from pageable memory may wait for the driver's staging copy).
-// - The bytes each rank receives are counted as the MPI runtime counts
-//   them, into its statistics (tofu_count_received_bytes).
 // - In-process workers (`tofu-run --gpu --workers K`, runtime/cpu/Workers.h,
-//   all on the process's device) use no NCCL: each collective is the
-//   workers' plan of copy parts (the CPU workers' tables) run by the copy
-//   or the reduction kernel on the worker's stream, reading the peers'
-//   tiles in place. Events order it after the peers' streams have produced
-//   their inputs, and the worker's later work after the peers' reads of its
-//   own input; nothing waits for the whole device.
+//   each on its device of WorkerDevices.h) use no NCCL: each collective is
+//   the workers' plan of copy parts (the CPU workers' tables) run by the
+//   copy or the reduction kernel (MultiFetch.cu) on the worker's stream,
+//   reading the peers' tiles in place. Events order it after the peers'
+//   streams have produced their inputs, and the worker's later work after
+//   the peers' reads of its own input; nothing waits for the whole device.
+// - One process per GPU under mpiexec goes through NCCL
+//   (NcclCollectives.cpp), in a build that has it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Runtime/CopyParts.h"
-#include "tofu/Runtime/FetchPlan.h"
 #include "tofu/Runtime/TofuCudaRuntime.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
@@ -38,234 +23,103 @@
 #include <cstdlib>
 #include <vector>
 
-#ifdef TOFU_HAVE_NCCL
-#include "../cpu/RuntimeSupport.h"
-#include "../cpu/Workers.h"
+#ifndef TOFU_HAVE_GPU_WORKERS
 
-#include <cuda.h>
+// Without the copy kernel (nvcc) or MPI the entry points exist, so that
+// every lowered step links, and stop the process with the reason.
+#define TOFU_NO_COLLECTIVES(name, ...)                                         \
+  extern "C" void _mlir_ciface_##name(__VA_ARGS__) {                           \
+    std::fprintf(stderr,                                                       \
+                 "tofu gpu collectives: " #name " failed: this build has "     \
+                 "no GPU collectives (see docs/gpu.md: the CUDA runtime is "   \
+                 "built with them where CMake finds nvcc and MPI)\n");         \
+    std::abort();                                                              \
+  }
+#define TOFU_NO_COLLECTIVES_MOVES(suffix)                                      \
+  TOFU_NO_COLLECTIVES(tofu_gpu_fetch##suffix, TofuUnrankedMemRef *,            \
+                      TofuUnrankedMemRef *, TofuUnrankedMemRef *,              \
+                      TofuUnrankedMemRef *, int64_t)                           \
+  TOFU_NO_COLLECTIVES(tofu_gpu_all_gather##suffix, TofuUnrankedMemRef *,       \
+                      TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t,     \
+                      int64_t, int64_t)                                        \
+  TOFU_NO_COLLECTIVES(tofu_gpu_all_to_all##suffix, TofuUnrankedMemRef *,       \
+                      TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t,     \
+                      int64_t, int64_t, int64_t)
+TOFU_NO_COLLECTIVES_MOVES()
+TOFU_NO_COLLECTIVES_MOVES(_f64)
+TOFU_NO_COLLECTIVES_MOVES(_i32)
+TOFU_NO_COLLECTIVES_MOVES(_i64)
+TOFU_NO_COLLECTIVES(tofu_gpu_all_reduce, TofuUnrankedMemRef *,
+                    TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t,
+                    int64_t, int64_t)
+TOFU_NO_COLLECTIVES(tofu_gpu_reduce_scatter, TofuUnrankedMemRef *,
+                    TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t,
+                    int64_t, int64_t, int64_t)
+#undef TOFU_NO_COLLECTIVES_MOVES
+#undef TOFU_NO_COLLECTIVES
+
+extern "C" int32_t tofu_gpu_has_collectives(void) { return 0; }
+
+#else // TOFU_HAVE_GPU_WORKERS
+
+#include "CollectivesSupport.h"
+
+#include "../cpu/Workers.h"
+#include "tofu/Runtime/CopyParts.h"
+
 #include <mpi.h>
-#include <nccl.h>
 
 #include <algorithm>
-#include <dlfcn.h>
 #include <map>
 #include <mutex>
-#include <type_traits>
 
 /// The copy kernel's fatbin (MultiFetch.cu through nvcc, embedded by
 /// cmake/EmbedBinary.cmake).
 extern "C" const unsigned char tofu_copy_parts_fatbin[];
-#endif
 
-namespace {
+using namespace tofu::runtime::collectives;
+using tofu::runtime::checkShapes;
+using tofu::runtime::getAllReduceBytes;
+using tofu::runtime::getDenseView;
+using tofu::runtime::getGatherBytes;
+using tofu::runtime::getInts;
+using tofu::runtime::getReduceScatterBytes;
+using tofu::runtime::getView;
+using tofu::runtime::View;
+namespace copy = tofu::copy;
 
-[[noreturn]] void stop(const char *call, const char *why) {
+void tofu::runtime::collectives::stop(const char *call, const char *why) {
   std::fprintf(stderr, "tofu gpu collectives: %s failed: %s\n", call, why);
-#ifdef TOFU_HAVE_NCCL
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized)
     MPI_Abort(MPI_COMM_WORLD, 1);
-#endif
   std::abort();
 }
 
-} // namespace
-
-#ifndef TOFU_HAVE_NCCL
-
-// Without NCCL the entry points exist, so that every lowered step links,
-// and stop the process with the reason.
-#define TOFU_NO_NCCL(name, ...)                                                \
-  extern "C" void _mlir_ciface_##name(__VA_ARGS__) {                           \
-    stop(#name, "this build has no NCCL (see docs/gpu.md: the CUDA runtime "   \
-                "is built with the collectives where CMake finds nccl.h and "  \
-                "libnccl)");                                                   \
-  }
-#define TOFU_NO_NCCL_MOVES(suffix)                                             \
-  TOFU_NO_NCCL(tofu_gpu_fetch##suffix, TofuUnrankedMemRef *,                   \
-               TofuUnrankedMemRef *, TofuUnrankedMemRef *,                     \
-               TofuUnrankedMemRef *, int64_t)                                  \
-  TOFU_NO_NCCL(tofu_gpu_all_gather##suffix, TofuUnrankedMemRef *,              \
-               TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t, int64_t,   \
-               int64_t)                                                        \
-  TOFU_NO_NCCL(tofu_gpu_all_to_all##suffix, TofuUnrankedMemRef *,              \
-               TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t, int64_t,   \
-               int64_t, int64_t)
-TOFU_NO_NCCL_MOVES()
-TOFU_NO_NCCL_MOVES(_f64)
-TOFU_NO_NCCL_MOVES(_i32)
-TOFU_NO_NCCL_MOVES(_i64)
-TOFU_NO_NCCL(tofu_gpu_all_reduce, TofuUnrankedMemRef *, TofuUnrankedMemRef *,
-             TofuUnrankedMemRef *, int64_t, int64_t, int64_t)
-TOFU_NO_NCCL(tofu_gpu_reduce_scatter, TofuUnrankedMemRef *,
-             TofuUnrankedMemRef *, TofuUnrankedMemRef *, int64_t, int64_t,
-             int64_t, int64_t)
-#undef TOFU_NO_NCCL_MOVES
-#undef TOFU_NO_NCCL
-
-extern "C" int32_t tofu_gpu_has_collectives(void) { return 0; }
-
-#else // TOFU_HAVE_NCCL
-
 namespace {
 
-using tofu::runtime::checkShapes;
-using tofu::runtime::getAddress;
-using tofu::runtime::getAllReduceBytes;
-using tofu::runtime::getDenseView;
-using tofu::runtime::getGatherBytes;
-using tofu::runtime::getGroupPosition;
-using tofu::runtime::getInts;
-using tofu::runtime::getOuterVolume;
-using tofu::runtime::getReduceScatterBytes;
-using tofu::runtime::getView;
-using tofu::runtime::GroupPosition;
-using tofu::runtime::isContiguous;
-using tofu::runtime::relative;
-using tofu::runtime::View;
-namespace copy = tofu::copy;
-namespace fetch = tofu::fetch;
-
-#define TOFU_NCCL_CHECK(call)                                                  \
-  do {                                                                         \
-    ncclResult_t result_ = (call);                                             \
-    if (result_ != ncclSuccess)                                                \
-      stop(#call, nccl().getErrorString(result_));                             \
-  } while (0)
-
-#define TOFU_CU_CHECK(call)                                                    \
-  do {                                                                         \
-    CUresult result_ = (call);                                                 \
-    if (result_ != CUDA_SUCCESS) {                                             \
-      const char *name_ = nullptr;                                             \
-      if (cuGetErrorName(result_, &name_) != CUDA_SUCCESS)                     \
-        name_ = "unknown CUresult";                                            \
-      stop(#call, name_);                                                      \
-    }                                                                          \
-  } while (0)
-
-/// NCCL, loaded on first use rather than linked: the CUDA runtime then
-/// loads where NCCL is not installed (a GPU machine whose NCCL comes with
-/// PyTorch, found through LD_LIBRARY_PATH), and only a partitioned step
-/// needs it.
-struct NcclLibrary {
-  decltype(&ncclGetErrorString) getErrorString = nullptr;
-  decltype(&ncclGetUniqueId) getUniqueId = nullptr;
-  decltype(&ncclCommInitRank) commInitRank = nullptr;
-  decltype(&ncclCommSplit) commSplit = nullptr;
-  decltype(&ncclCommCount) commCount = nullptr;
-  decltype(&ncclCommUserRank) commUserRank = nullptr;
-  decltype(&ncclAllGather) allGather = nullptr;
-  decltype(&ncclReduceScatter) reduceScatter = nullptr;
-  decltype(&ncclAllReduce) allReduce = nullptr;
-  decltype(&ncclSend) send = nullptr;
-  decltype(&ncclRecv) recv = nullptr;
-  decltype(&ncclGroupStart) groupStart = nullptr;
-  decltype(&ncclGroupEnd) groupEnd = nullptr;
+/// The copy and the reduction kernel in the context that is current (the
+/// calling rank's device: in-process workers may run on several), loaded
+/// there on first use.
+struct CollectiveKernels {
+  CUfunction copy = nullptr, reduce = nullptr;
 };
 
-const NcclLibrary &nccl() {
-  static NcclLibrary *library = [] {
-    void *handle = dlopen("libnccl.so.2", RTLD_NOW | RTLD_GLOBAL);
-    if (!handle)
-      stop("loading NCCL", dlerror());
-    auto *l = new NcclLibrary();
-    auto find = [&](auto &function, const char *name) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
-          dlsym(handle, name));
-      if (!function)
-        stop("loading NCCL", name);
-    };
-    find(l->getErrorString, "ncclGetErrorString");
-    find(l->getUniqueId, "ncclGetUniqueId");
-    find(l->commInitRank, "ncclCommInitRank");
-    find(l->commSplit, "ncclCommSplit");
-    find(l->commCount, "ncclCommCount");
-    find(l->commUserRank, "ncclCommUserRank");
-    find(l->allGather, "ncclAllGather");
-    find(l->reduceScatter, "ncclReduceScatter");
-    find(l->allReduce, "ncclAllReduce");
-    find(l->send, "ncclSend");
-    find(l->recv, "ncclRecv");
-    find(l->groupStart, "ncclGroupStart");
-    find(l->groupEnd, "ncclGroupEnd");
-    return l;
-  }();
-  return *library;
-}
-
-/// The CUDA runtime's stream; the call also makes its context current.
-CUstream getStream() { return static_cast<CUstream>(mgpuStreamCreate()); }
-
-/// A device buffer from the CUDA runtime's cache, back in stream order.
-struct Staging {
-  char *data = nullptr;
-  explicit Staging(int64_t bytes)
-      : data(static_cast<char *>(
-            mgpuMemAlloc(uint64_t(bytes), getStream(), /*isHostShared=*/0))) {}
-  ~Staging() { mgpuMemFree(data, getStream()); }
-  Staging(const Staging &) = delete;
-  Staging &operator=(const Staging &) = delete;
-};
-
-/// A launch of the copy kernel, built part by part.
-class Copies {
-public:
-  explicit Copies(int64_t elementBytes) : elementBytes(elementBytes) {
-    if (elementBytes != 1 && elementBytes != 2 && elementBytes != 4 &&
-        elementBytes != 8)
-      stop("the copy kernel", "elements must have 1, 2, 4 or 8 bytes");
+CollectiveKernels getKernels() {
+  static std::mutex mutex;
+  static std::map<CUdevice, CollectiveKernels> loaded;
+  CUdevice device = 0;
+  TOFU_CU_CHECK(cuCtxGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  CollectiveKernels &k = loaded[device];
+  if (!k.copy) {
+    CUmodule module = nullptr;
+    TOFU_CU_CHECK(cuModuleLoadData(&module, tofu_copy_parts_fatbin));
+    TOFU_CU_CHECK(cuModuleGetFunction(&k.reduce, module, "tofu_reduce_parts"));
+    TOFU_CU_CHECK(cuModuleGetFunction(&k.copy, module, "tofu_copy_parts"));
   }
-
-  /// Copies the box of `sizes` at `fromLo` in `from` to `toLo` in `to`.
-  void add(const View &from, const std::vector<int64_t> &fromLo, const View &to,
-           const std::vector<int64_t> &toLo,
-           const std::vector<int64_t> &sizes) {
-    copy::Part part;
-    if (!copy::makePart(getAddress(from, fromLo), from.strides,
-                        getAddress(to, toLo), to.strides, sizes, part))
-      stop("the copy kernel", "a tile has more than 8 dimensions");
-    parts.push_back(part);
-  }
-
-  /// Adds parts made elsewhere (the workers' plans).
-  void addAll(const std::vector<copy::Part> &more) {
-    parts.insert(parts.end(), more.begin(), more.end());
-  }
-
-  /// Queues the kernel on the stream (nothing when there is nothing to
-  /// copy).
-  void launch();
-
-private:
-  int64_t elementBytes;
-  std::vector<copy::Part> parts;
-};
-
-CUmodule getKernelModule() {
-  static CUmodule module = [] {
-    CUmodule m = nullptr;
-    TOFU_CU_CHECK(cuModuleLoadData(&m, tofu_copy_parts_fatbin));
-    return m;
-  }();
-  return module;
-}
-
-CUfunction loadKernel(const char *name) {
-  CUfunction f = nullptr;
-  TOFU_CU_CHECK(cuModuleGetFunction(&f, getKernelModule(), name));
-  return f;
-}
-
-CUfunction getCopyKernel() {
-  static CUfunction kernel = loadKernel("tofu_copy_parts");
-  return kernel;
-}
-
-CUfunction getReduceKernel() {
-  static CUfunction kernel = loadKernel("tofu_reduce_parts");
-  return kernel;
+  return k;
 }
 
 /// Uploads a part table to a staging buffer, in stream order.
@@ -281,7 +135,9 @@ unsigned getBlocks(long long total) {
   return unsigned(std::min<long long>((total + 255) / 256, 4096));
 }
 
-void Copies::launch() {
+} // namespace
+
+void tofu::runtime::collectives::Copies::launch() {
   long long total = copy::numberParts(parts);
   if (total == 0)
     return;
@@ -291,14 +147,13 @@ void Copies::launch() {
   int count = int(parts.size());
   int bytes = int(elementBytes);
   void *args[] = {&tableArg, &count, &total, &bytes};
-  TOFU_CU_CHECK(cuLaunchKernel(getCopyKernel(), getBlocks(total), 1, 1, 256, 1,
-                               1, 0, getStream(), args, nullptr));
+  CUstream stream = getStream();
+  TOFU_CU_CHECK(cuLaunchKernel(getKernels().copy, getBlocks(total), 1, 1, 256,
+                               1, 1, 0, stream, args, nullptr));
 }
 
-/// Queues the reduction kernel on a reduction's parts (one per group
-/// member, all to one target: workers::planReduction).
-void launchReduction(const std::vector<copy::Part> &parts, int64_t kind,
-                     int64_t type) {
+void tofu::runtime::collectives::launchReduction(
+    const std::vector<copy::Part> &parts, int64_t kind, int64_t type) {
   long long total = copy::getVolume(parts[0]);
   if (total == 0)
     return;
@@ -310,9 +165,12 @@ void launchReduction(const std::vector<copy::Part> &parts, int64_t kind,
   int count = int(parts.size());
   int typeArg = int(type), kindArg = int(kind);
   void *args[] = {&tableArg, &count, &total, &typeArg, &kindArg};
-  TOFU_CU_CHECK(cuLaunchKernel(getReduceKernel(), getBlocks(total), 1, 1, 256,
-                               1, 1, 0, getStream(), args, nullptr));
+  CUstream stream = getStream();
+  TOFU_CU_CHECK(cuLaunchKernel(getKernels().reduce, getBlocks(total), 1, 1, 256,
+                               1, 1, 0, stream, args, nullptr));
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // In-process workers
@@ -532,110 +390,57 @@ void workersFetch(const View &in, const View &out,
                             double(received) * double(in.elementBytes));
 }
 
-/// The world communicator and the groups split from it.
-struct Communicators {
-  std::mutex mutex;
-  ncclComm_t world = nullptr;
-  int rank = 0, size = 1;
-  std::map<std::vector<int64_t>, ncclComm_t> groups;
-};
-
-Communicators &getCommunicators() {
-  static Communicators *c = [] {
-    auto *c = new Communicators();
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized)
-      tofu_init(0);
-    TOFU_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &c->rank));
-    TOFU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &c->size));
-    ncclUniqueId id;
-    if (c->rank == 0)
-      TOFU_NCCL_CHECK(nccl().getUniqueId(&id));
-    TOFU_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
-    getStream();
-    TOFU_NCCL_CHECK(nccl().commInitRank(&c->world, c->size, id, c->rank));
-    return c;
-  }();
-  return *c;
-}
-
-/// The group of ranks that differ only along the grid axes in `axes` (a
-/// bit mask), ordered by their row-major index over those axes, as the MPI
-/// runtime's groups; split from the world the first time it is used.
-struct Group {
-  ncclComm_t comm = nullptr;
-  int size = 1, me = 0;
-};
-
-Group getGroup(const std::vector<int64_t> &grid, int64_t axes) {
-  Communicators &c = getCommunicators();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  std::vector<int64_t> key = grid;
-  key.push_back(axes);
-  auto it = c.groups.find(key);
-  // A group over every axis longer than 1 is the world, in the world's
-  // order: no split (the same decision on every rank).
-  bool world = true;
-  for (size_t i = 0; i < grid.size(); ++i)
-    world &= grid[i] == 1 || (axes & (int64_t(1) << i)) != 0;
-  if (it == c.groups.end() && world)
-    it = c.groups.emplace(key, c.world).first;
-  if (it == c.groups.end()) {
-    int64_t total = 1;
-    for (int64_t k : grid)
-      total *= k;
-    if (total != c.size)
-      stop("the GPU collectives", "the grid does not have as many ranks as "
-                                  "the job");
-    GroupPosition position = getGroupPosition(grid, axes, c.rank);
-    ncclComm_t comm = nullptr;
-    TOFU_NCCL_CHECK(nccl().commSplit(c.world, position.color, position.key,
-                                     &comm, nullptr));
-    it = c.groups.emplace(key, comm).first;
-  }
-  Group g;
-  g.comm = it->second;
-  TOFU_NCCL_CHECK(nccl().commCount(g.comm, &g.size));
-  TOFU_NCCL_CHECK(nccl().commUserRank(g.comm, &g.me));
-  return g;
-}
-
-ncclDataType_t getNcclType(int64_t type) {
-  switch (type) {
-  case TOFU_F32:
-    return ncclFloat32;
-  case TOFU_F64:
-    return ncclFloat64;
-  case TOFU_I32:
-    return ncclInt32;
-  case TOFU_I64:
-    return ncclInt64;
-  default:
-    stop("the GPU collectives", "unsupported element type");
-  }
-}
-
-ncclRedOp_t getNcclOp(int64_t kind) {
-  switch (kind) {
-  case TOFU_SUM:
-    return ncclSum;
-  case TOFU_MAX:
-    return ncclMax;
-  case TOFU_MIN:
-    return ncclMin;
-  case TOFU_PROD:
-    return ncclProd;
-  default:
-    stop("the GPU collectives", "unsupported reduction");
-  }
-}
-
 } // namespace
+
+#ifndef TOFU_HAVE_NCCL
+// One process per GPU needs NCCL; the workers do not.
+namespace tofu {
+namespace runtime {
+namespace collectives {
+namespace {
+[[noreturn]] void withoutNccl(const char *call) {
+  stop(call, "this build has no NCCL, which one process per GPU needs "
+             "(see docs/gpu.md: the CUDA runtime is built with it where "
+             "CMake finds nccl.h and libnccl; in-process workers, "
+             "--workers K, need none)");
+}
+} // namespace
+void ncclAllGatherTiles(const View &, const View &,
+                        const std::vector<int64_t> &, int64_t, int64_t) {
+  withoutNccl("tofu_gpu_all_gather");
+}
+void ncclReduceScatterTiles(const View &, const View &,
+                            const std::vector<int64_t> &, int64_t, int64_t,
+                            int64_t, int64_t) {
+  withoutNccl("tofu_gpu_reduce_scatter");
+}
+void ncclAllReduceTiles(const View &, const View &,
+                        const std::vector<int64_t> &, int64_t, int64_t,
+                        int64_t) {
+  withoutNccl("tofu_gpu_all_reduce");
+}
+void ncclAllToAllTiles(const View &, const View &, const std::vector<int64_t> &,
+                       int64_t, int64_t, int64_t) {
+  withoutNccl("tofu_gpu_all_to_all");
+}
+void ncclFetchTiles(const View &, const View &, const std::vector<int64_t> &,
+                    const std::vector<int64_t> &) {
+  withoutNccl("tofu_gpu_fetch");
+}
+} // namespace collectives
+} // namespace runtime
+} // namespace tofu
+#endif // TOFU_HAVE_NCCL
 
 extern "C" {
 
-int32_t tofu_gpu_has_collectives(void) { return 1; }
+int32_t tofu_gpu_has_collectives(void) {
+#ifdef TOFU_HAVE_NCCL
+  return TOFU_GPU_COLLECTIVES_WORKERS | TOFU_GPU_COLLECTIVES_NCCL;
+#else
+  return TOFU_GPU_COLLECTIVES_WORKERS;
+#endif
+}
 
 void _mlir_ciface_tofu_gpu_all_gather(TofuUnrankedMemRef *src,
                                       TofuUnrankedMemRef *dst,
@@ -644,39 +449,7 @@ void _mlir_ciface_tofu_gpu_all_gather(TofuUnrankedMemRef *src,
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
   if (workers::active())
     return workersAllGather(in, out, getInts(grid), axes, dim);
-  Group g = getGroup(getInts(grid), axes);
-  checkShapes(in, out, dim, -1, g.size, "tofu_gpu_all_gather");
-  CUstream stream = getStream();
-  // The group's tiles one after the other, straight into the result when
-  // they follow each other there.
-  int64_t chunk = in.volume() * elementBytes;
-  bool direct = getOuterVolume(out, dim) == 1 && isContiguous(out);
-  Staging staging(direct ? 0 : out.volume() * elementBytes);
-  char *buffer = direct ? out.data : staging.data;
-  const char *send = in.data;
-  std::vector<int64_t> zero(in.sizes.size(), 0);
-  if (!isContiguous(in)) {
-    Copies pack(elementBytes);
-    pack.add(in, zero,
-             getDenseView(buffer + g.me * chunk, in.sizes, elementBytes), zero,
-             in.sizes);
-    pack.launch();
-    send = buffer + g.me * chunk;
-  }
-  TOFU_NCCL_CHECK(
-      nccl().allGather(send, buffer, size_t(chunk), ncclInt8, g.comm, stream));
-  if (!direct) {
-    Copies unpack(elementBytes);
-    for (int c = 0; c < g.size; ++c) {
-      std::vector<int64_t> lo = zero;
-      lo[dim] = c * in.sizes[dim];
-      unpack.add(getDenseView(buffer + c * chunk, in.sizes, elementBytes), zero,
-                 out, lo, in.sizes);
-    }
-    unpack.launch();
-  }
-  tofu_count_received_bytes(TOFU_COUNT_ALL_GATHER,
-                            getGatherBytes(g.size, in.volume(), elementBytes));
+  ncclAllGatherTiles(in, out, getInts(grid), axes, dim);
 }
 
 void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
@@ -686,50 +459,17 @@ void _mlir_ciface_tofu_gpu_reduce_scatter(TofuUnrankedMemRef *src,
                                           int64_t kind, int64_t type) {
   int64_t eb = tofu::runtime::bytesOf(type);
   View in = getView(src, eb), out = getView(dst, eb);
-  if (workers::active()) {
-    const workers::Group &g =
-        workers::getGroup(getInts(grid), int64_t(1) << axis);
-    checkShapes(out, in, dim, -1, g.size(), "tofu_gpu_reduce_scatter");
-    std::vector<int64_t> lo(in.sizes.size(), 0);
-    lo[dim] = g.me * out.sizes[dim];
-    workersReduce(g, in, out, lo, kind, type);
-    tofu_count_received_bytes(TOFU_COUNT_REDUCE_SCATTER,
-                              getReduceScatterBytes(g.size(), in.volume(), eb));
-    return;
-  }
-  Group g = getGroup(getInts(grid), int64_t(1) << axis);
-  if (dim < 0 || dim >= (int64_t)in.sizes.size() ||
-      in.sizes[dim] != out.sizes[dim] * g.size)
-    stop("tofu_gpu_reduce_scatter", "the result is not one chunk of the input");
-  CUstream stream = getStream();
-  // The chunks along `dim` one after the other, as NCCL expects them.
-  int64_t chunk = out.volume();
-  bool sendDirect = getOuterVolume(in, dim) == 1 && isContiguous(in);
-  bool recvDirect = isContiguous(out);
-  Staging send(sendDirect ? 0 : in.volume() * eb);
-  Staging recv(recvDirect ? 0 : chunk * eb);
-  std::vector<int64_t> zero(in.sizes.size(), 0);
-  if (!sendDirect) {
-    Copies pack(eb);
-    for (int c = 0; c < g.size; ++c) {
-      std::vector<int64_t> lo = zero;
-      lo[dim] = c * out.sizes[dim];
-      pack.add(in, lo, getDenseView(send.data + c * chunk * eb, out.sizes, eb),
-               zero, out.sizes);
-    }
-    pack.launch();
-  }
-  TOFU_NCCL_CHECK(nccl().reduceScatter(
-      sendDirect ? in.data : send.data, recvDirect ? out.data : recv.data,
-      size_t(chunk), getNcclType(type), getNcclOp(kind), g.comm, stream));
-  if (!recvDirect) {
-    Copies unpack(eb);
-    unpack.add(getDenseView(recv.data, out.sizes, eb), zero, out, zero,
-               out.sizes);
-    unpack.launch();
-  }
+  if (!workers::active())
+    return ncclReduceScatterTiles(in, out, getInts(grid), axis, dim, kind,
+                                  type);
+  const workers::Group &g =
+      workers::getGroup(getInts(grid), int64_t(1) << axis);
+  checkShapes(out, in, dim, -1, g.size(), "tofu_gpu_reduce_scatter");
+  std::vector<int64_t> lo(in.sizes.size(), 0);
+  lo[dim] = g.me * out.sizes[dim];
+  workersReduce(g, in, out, lo, kind, type);
   tofu_count_received_bytes(TOFU_COUNT_REDUCE_SCATTER,
-                            getReduceScatterBytes(g.size, in.volume(), eb));
+                            getReduceScatterBytes(g.size(), in.volume(), eb));
 }
 
 void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
@@ -740,38 +480,12 @@ void _mlir_ciface_tofu_gpu_all_reduce(TofuUnrankedMemRef *src,
   View in = getView(src, eb), out = getView(dst, eb);
   if (in.sizes != out.sizes)
     stop("tofu_gpu_all_reduce", "the result does not have the input's shape");
-  if (workers::active()) {
-    const workers::Group &g = workers::getGroup(getInts(grid), axes);
-    workersAllReduce(g, in, out, kind, type);
-    tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
-                              getAllReduceBytes(g.size(), in.volume(), eb));
-    return;
-  }
-  Group g = getGroup(getInts(grid), axes);
-  CUstream stream = getStream();
-  // Reduce from the input (packed first if strided) into the result (or a
-  // staging buffer, unpacked after, if the result is strided).
-  bool inDirect = isContiguous(in), outDirect = isContiguous(out);
-  Staging staging(inDirect && outDirect ? 0 : in.volume() * eb);
-  std::vector<int64_t> zero(in.sizes.size(), 0);
-  char *result = outDirect ? out.data : staging.data;
-  const char *send = in.data;
-  if (!inDirect) {
-    Copies pack(eb);
-    pack.add(in, zero, getDenseView(result, in.sizes, eb), zero, in.sizes);
-    pack.launch();
-    send = result;
-  }
-  TOFU_NCCL_CHECK(nccl().allReduce(send, result, size_t(in.volume()),
-                                   getNcclType(type), getNcclOp(kind), g.comm,
-                                   stream));
-  if (!outDirect) {
-    Copies unpack(eb);
-    unpack.add(getDenseView(result, in.sizes, eb), zero, out, zero, out.sizes);
-    unpack.launch();
-  }
+  if (!workers::active())
+    return ncclAllReduceTiles(in, out, getInts(grid), axes, kind, type);
+  const workers::Group &g = workers::getGroup(getInts(grid), axes);
+  workersAllReduce(g, in, out, kind, type);
   tofu_count_received_bytes(TOFU_COUNT_ALL_REDUCE,
-                            getAllReduceBytes(g.size, in.volume(), eb));
+                            getAllReduceBytes(g.size(), in.volume(), eb));
 }
 
 void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
@@ -782,56 +496,7 @@ void _mlir_ciface_tofu_gpu_all_to_all(TofuUnrankedMemRef *src,
   View in = getView(src, elementBytes), out = getView(dst, elementBytes);
   if (workers::active())
     return workersAllToAll(in, out, getInts(grid), axes, splitDim, concatDim);
-  Group g = getGroup(getInts(grid), axes);
-  checkShapes(in, out, concatDim, splitDim, g.size, "tofu_gpu_all_to_all");
-  CUstream stream = getStream();
-  // Chunk j of the input along splitDim goes to member j; the chunk from
-  // member j lands at position j along concatDim. Both have this shape.
-  std::vector<int64_t> shape = in.sizes;
-  shape[splitDim] = out.sizes[splitDim];
-  int64_t chunk = out.volume() / g.size * elementBytes;
-  // The chunks follow each other in a contiguous tile without dimensions
-  // before the split (concatenated) one: NCCL reads (writes) them there.
-  bool sendDirect = getOuterVolume(in, splitDim) == 1 && isContiguous(in);
-  bool recvDirect = getOuterVolume(out, concatDim) == 1 && isContiguous(out);
-  Staging send(sendDirect ? 0 : in.volume() * elementBytes);
-  Staging recv(recvDirect ? 0 : out.volume() * elementBytes);
-  char *sendBase = sendDirect ? in.data : send.data;
-  char *recvBase = recvDirect ? out.data : recv.data;
-  std::vector<int64_t> zero(in.sizes.size(), 0);
-  Copies pack(elementBytes), unpack(elementBytes);
-  for (int j = 0; j < g.size; ++j) {
-    std::vector<int64_t> from = zero, to = zero;
-    from[splitDim] = j * shape[splitDim];
-    to[concatDim] = j * shape[concatDim];
-    if (j == g.me) {
-      // This rank's own chunk, straight into its place.
-      pack.add(in, from, out, to, shape);
-      continue;
-    }
-    if (!sendDirect)
-      pack.add(in, from,
-               getDenseView(send.data + j * chunk, shape, elementBytes), zero,
-               shape);
-    if (!recvDirect)
-      unpack.add(getDenseView(recv.data + j * chunk, shape, elementBytes), zero,
-                 out, to, shape);
-  }
-  pack.launch();
-  TOFU_NCCL_CHECK(nccl().groupStart());
-  for (int j = 0; j < g.size; ++j) {
-    if (j == g.me)
-      continue;
-    TOFU_NCCL_CHECK(nccl().send(sendBase + j * chunk, size_t(chunk), ncclInt8,
-                                j, g.comm, stream));
-    TOFU_NCCL_CHECK(nccl().recv(recvBase + j * chunk, size_t(chunk), ncclInt8,
-                                j, g.comm, stream));
-  }
-  TOFU_NCCL_CHECK(nccl().groupEnd());
-  unpack.launch();
-  tofu_count_received_bytes(
-      TOFU_COUNT_ALL_TO_ALL,
-      getGatherBytes(g.size, out.volume() / g.size, elementBytes));
+  ncclAllToAllTiles(in, out, getInts(grid), axes, splitDim, concatDim);
 }
 
 void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *src,
@@ -839,73 +504,12 @@ void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *src,
                                  TofuUnrankedMemRef *srcOffsets,
                                  TofuUnrankedMemRef *dstOffsets,
                                  int64_t elementBytes) {
-  int64_t eb = elementBytes;
-  View in = getView(src, eb), out = getView(dst, eb);
+  View in = getView(src, elementBytes), out = getView(dst, elementBytes);
   std::vector<int64_t> heldOffsets = getInts(srcOffsets),
                        wantedOffsets = getInts(dstOffsets);
   if (workers::active())
     return workersFetch(in, out, heldOffsets, wantedOffsets);
-  Communicators &c = getCommunicators();
-  CUstream stream = getStream();
-  if (heldOffsets.size() != in.sizes.size() * c.size ||
-      wantedOffsets.size() != out.sizes.size() * c.size)
-    stop("tofu_gpu_fetch", "the offsets do not match the number of ranks");
-  std::vector<fetch::Box> held = fetch::getBoxes(heldOffsets, in.sizes, c.size);
-  std::vector<fetch::Box> wanted =
-      fetch::getBoxes(wantedOffsets, out.sizes, c.size);
-  // The plan every runtime executes (FetchPlan.h): this rank packs its
-  // parts for each receiver in plan order and unpacks what it receives in
-  // the same order.
-  std::vector<fetch::Part> parts = fetch::planFetch(held, wanted);
-  int me = c.rank;
-  std::vector<int64_t> sendBytes(c.size, 0), recvBytes(c.size, 0);
-  for (const fetch::Part &p : parts) {
-    if (p.source == p.receiver)
-      continue;
-    if (p.source == me)
-      sendBytes[p.receiver] += p.box.volume() * eb;
-    else if (p.receiver == me)
-      recvBytes[p.source] += p.box.volume() * eb;
-  }
-  std::vector<int64_t> sendAt(c.size + 1, 0), recvAt(c.size + 1, 0);
-  for (int r = 0; r < c.size; ++r) {
-    sendAt[r + 1] = sendAt[r] + sendBytes[r];
-    recvAt[r + 1] = recvAt[r] + recvBytes[r];
-  }
-  Staging send(sendAt[c.size]), recv(recvAt[c.size]);
-  std::vector<int64_t> sendCursor(sendAt.begin(), sendAt.end() - 1),
-      recvCursor(recvAt.begin(), recvAt.end() - 1);
-  std::vector<int64_t> none(in.sizes.size(), 0);
-  Copies pack(eb), unpack(eb);
-  for (const fetch::Part &p : parts) {
-    std::vector<int64_t> sizes = p.box.sizes();
-    if (p.source == me && p.receiver == me) {
-      pack.add(in, relative(p.box, held[me]), out, relative(p.box, wanted[me]),
-               sizes);
-    } else if (p.source == me) {
-      pack.add(in, relative(p.box, held[me]),
-               getDenseView(send.data + sendCursor[p.receiver], sizes, eb),
-               none, sizes);
-      sendCursor[p.receiver] += p.box.volume() * eb;
-    } else if (p.receiver == me) {
-      unpack.add(getDenseView(recv.data + recvCursor[p.source], sizes, eb),
-                 none, out, relative(p.box, wanted[me]), sizes);
-      recvCursor[p.source] += p.box.volume() * eb;
-    }
-  }
-  pack.launch();
-  TOFU_NCCL_CHECK(nccl().groupStart());
-  for (int r = 0; r < c.size; ++r) {
-    if (sendBytes[r])
-      TOFU_NCCL_CHECK(nccl().send(send.data + sendAt[r], size_t(sendBytes[r]),
-                                  ncclInt8, r, c.world, stream));
-    if (recvBytes[r])
-      TOFU_NCCL_CHECK(nccl().recv(recv.data + recvAt[r], size_t(recvBytes[r]),
-                                  ncclInt8, r, c.world, stream));
-  }
-  TOFU_NCCL_CHECK(nccl().groupEnd());
-  unpack.launch();
-  tofu_count_received_bytes(TOFU_COUNT_FETCH, double(recvAt[c.size]));
+  ncclFetchTiles(in, out, heldOffsets, wantedOffsets);
 }
 
 // The other element types: a call's unranked buffers name the element
@@ -938,4 +542,4 @@ TOFU_GPU_MOVES_ALIAS(i64)
 
 } // extern "C"
 
-#endif // TOFU_HAVE_NCCL
+#endif // TOFU_HAVE_GPU_WORKERS

@@ -2,14 +2,18 @@
 //
 // Implements include/tofu/Runtime/TofuCudaRuntime.h over the CUDA driver
 // API (modules, launches, streams, events, memory), cuBLAS (GEMMs) and
-// cuDNN (convolutions). The primary context of the chosen device is
-// retained on first use and made current on every entry point, so that the
-// functions can be called from any host thread. All GPU work of the
-// process goes to one non-blocking stream, created with the context and
-// never destroyed: mgpuStreamCreate returns it, mgpuStreamDestroy leaves
-// it, and the cuBLAS and cuDNN handles (created once, each with its own
-// workspace) queue their calls on it, so that kernels and library calls
-// run in program order without the host waiting between them. Memory comes
+// cuDNN (convolutions). The primary context of the calling rank's device
+// is retained on first use and made current on every entry point, so that
+// the functions can be called from any host thread. All GPU work of a rank
+// goes to one non-blocking stream, never destroyed: mgpuStreamCreate
+// returns it, mgpuStreamDestroy leaves it, and the rank's cuBLAS and cuDNN
+// handles (created once, each with its own workspace) queue their calls on
+// it, so that kernels and library calls run in program order without the
+// host waiting between them. A rank is the process, or each in-process
+// worker of a team (`--workers K`), which runs on its own device of
+// WorkerDevices.h where the machine has several; each module of the lowered
+// code is loaded into each device's context where a rank first launches
+// one of its kernels. Memory comes
 // from a caching allocator (BlockCache.h): device memory for the buffers
 // that only the GPU touches, managed memory for the others; a freed block
 // is reused in stream order without a driver call, so that only the first
@@ -22,6 +26,7 @@
 #include "tofu/Runtime/ConvPlan.h"
 #include "tofu/Runtime/GemmPlan.h"
 #include "tofu/Runtime/OpProfile.h"
+#include "tofu/Runtime/WorkerDevices.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -38,7 +43,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -98,8 +102,8 @@ namespace {
   std::abort();
 }
 
-/// The device, its retained primary context and the stream of the
-/// process.
+/// A device, its retained primary context and the stream of the process
+/// rank on it.
 struct Device {
   int ordinal = 0;
   CUdevice device = 0;
@@ -107,24 +111,32 @@ struct Device {
   CUstream stream = nullptr;
 };
 
+/// Guards the devices, the driver's initialization and the peer access.
 std::mutex deviceMutex;
 int requestedOrdinal = 0;
 bool ordinalRequested = false;
+/// The devices opened so far, by ordinal.
+std::map<int, Device *> openDevices;
+/// Whether a device was opened, read without the lock: the process may
+/// exit while a thread holds it (no driver: initDriver), and the exit
+/// runs the lowered code's module destructors.
+std::atomic<bool> anyDeviceOpen{false};
+/// The device of the process rank (the caller outside a team of
+/// in-process workers), once chosen.
+Device *processDevice = nullptr;
 
 /// The device of a process that mpiexec started with others on its node:
 /// its rank on the node (MPICH's Hydra sets MPI_LOCALRANKID, Open MPI
 /// OMPI_COMM_WORLD_LOCAL_RANK) modulo the number of devices, so that one
 /// process runs on each GPU; device 0 outside mpiexec.
-int getLocalOrdinal() {
+int getLocalOrdinal(int count) {
   const char *local = std::getenv("MPI_LOCALRANKID");
   if (!local)
     local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  int count = 0;
-  if (!local || cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 1)
+  if (!local || count < 1)
     return 0;
   return std::atoi(local) % count;
 }
-Device *currentDevice = nullptr;
 
 /// Set by an exit handler that runs before the driver's own teardown.
 /// After it, the driver may already be shut down, so the entry points that
@@ -134,42 +146,147 @@ std::atomic<bool> exiting{false};
 
 void markExiting() { exiting.store(true); }
 
-/// Initializes the driver and retains the primary context once; makes it
-/// current on the calling thread.
-Device &getDevice() {
-  {
-    std::lock_guard<std::mutex> lock(deviceMutex);
-    if (!currentDevice) {
-      auto *d = new Device();
-      d->ordinal = requestedOrdinal;
-      // Without a driver or a device the process stops here (the lowered
-      // code loads its modules before main runs), with the reason.
-      CUresult init = cuInit(/*Flags=*/0);
-      if (init != CUDA_SUCCESS) {
-        const char *name = nullptr;
-        if (cuGetErrorName(init, &name) != CUDA_SUCCESS)
-          name = nullptr;
-        std::fprintf(stderr,
-                     "tofu cuda runtime: no usable GPU: cuInit failed: %s "
-                     "(CUresult %d)\n",
-                     name ? name : "unknown CUresult", static_cast<int>(init));
-        std::exit(2);
+/// Initializes the driver once and returns the number of devices; call
+/// with deviceMutex held. Without a driver or a device the process stops
+/// here (the lowered code loads its modules before main runs), with the
+/// reason.
+int initDriver() {
+  static int count = -1;
+  if (count >= 0)
+    return count;
+  CUresult init = cuInit(/*Flags=*/0);
+  if (init != CUDA_SUCCESS) {
+    const char *name = nullptr;
+    if (cuGetErrorName(init, &name) != CUDA_SUCCESS)
+      name = nullptr;
+    std::fprintf(stderr,
+                 "tofu cuda runtime: no usable GPU: cuInit failed: %s "
+                 "(CUresult %d)\n",
+                 name ? name : "unknown CUresult", static_cast<int>(init));
+    std::exit(2);
+  }
+  // Registered after cuInit, so that it runs before the exit handlers that
+  // the driver and the CUDA runtime register, and certainly before the
+  // executable's destructors (run after every exit handler).
+  std::atexit(markExiting);
+  int devices = 0;
+  TOFU_CU_CHECK(cuDeviceGetCount(&devices));
+  count = devices;
+  return count;
+}
+
+/// Retains the primary context of device `ordinal` and creates the process
+/// rank's stream there, once; call with deviceMutex held.
+Device &openDevice(int ordinal) {
+  Device *&d = openDevices[ordinal];
+  if (!d) {
+    auto *opened = new Device();
+    opened->ordinal = ordinal;
+    TOFU_CU_CHECK(cuDeviceGet(&opened->device, ordinal));
+    TOFU_CU_CHECK(cuDevicePrimaryCtxRetain(&opened->context, opened->device));
+    TOFU_CU_CHECK(cuCtxSetCurrent(opened->context));
+    TOFU_CU_CHECK(cuStreamCreate(&opened->stream, CU_STREAM_NON_BLOCKING));
+    d = opened;
+    anyDeviceOpen.store(true);
+  }
+  return *d;
+}
+
+} // namespace
+
+/// The calling in-process worker's rank (runtime/cpu/Workers.h), -1 outside
+/// a team, and the team's size: defined by the CPU runtime, weak so that
+/// this library also loads without it.
+extern "C" int64_t tofu_worker_rank(void) __attribute__((weak));
+extern "C" int64_t tofu_worker_count(void) __attribute__((weak));
+
+namespace {
+
+int getWorkerRank() { return tofu_worker_rank ? int(tofu_worker_rank()) : -1; }
+
+int getWorkerCount() {
+  return tofu_worker_count ? int(tofu_worker_count()) : 0;
+}
+
+/// TOFU_GPU_WORKER_DEVICES, read once (WorkerDevices.h).
+int getWorkerDeviceLimit() {
+  static int limit = [] {
+    std::string error;
+    int parsed = tofu::gpu::parseWorkerDeviceLimit(
+        std::getenv("TOFU_GPU_WORKER_DEVICES"), error);
+    if (parsed < 0)
+      misuse("the in-process workers' devices", error.c_str());
+    return parsed;
+  }();
+  return limit;
+}
+
+/// Lets each of the first `teamDevices` devices read the memory of every
+/// other (the collectives' kernels read the peers' tiles in place), once;
+/// stops, naming the pair, where the hardware cannot. Call with
+/// deviceMutex held.
+void enablePeerAccess(int teamDevices) {
+  static int enabled = 1;
+  if (teamDevices <= enabled)
+    return;
+  for (int a = 0; a < teamDevices; ++a)
+    openDevice(a);
+  for (int a = 0; a < teamDevices; ++a) {
+    Device &from = *openDevices[a];
+    TOFU_CU_CHECK(cuCtxSetCurrent(from.context));
+    for (int b = 0; b < teamDevices; ++b) {
+      if (a == b)
+        continue;
+      Device &to = *openDevices[b];
+      int can = 0;
+      TOFU_CU_CHECK(cuDeviceCanAccessPeer(&can, from.device, to.device));
+      if (!can) {
+        char message[256];
+        std::snprintf(message, sizeof(message),
+                      "device %d cannot read device %d's memory (no peer "
+                      "access): put the workers on one device "
+                      "(TOFU_GPU_WORKER_DEVICES=1) or run one process per "
+                      "GPU under mpiexec",
+                      a, b);
+        misuse("the in-process workers' devices", message);
       }
-      // Registered after cuInit, so that it runs before the exit handlers
-      // that the driver and the CUDA runtime register, and certainly
-      // before the executable's destructors (run after every exit handler).
-      std::atexit(markExiting);
-      if (!ordinalRequested)
-        d->ordinal = getLocalOrdinal();
-      TOFU_CU_CHECK(cuDeviceGet(&d->device, d->ordinal));
-      TOFU_CU_CHECK(cuDevicePrimaryCtxRetain(&d->context, d->device));
-      TOFU_CU_CHECK(cuCtxSetCurrent(d->context));
-      TOFU_CU_CHECK(cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING));
-      currentDevice = d;
+      CUresult result = cuCtxEnablePeerAccess(to.context, 0);
+      if (result != CUDA_SUCCESS &&
+          result != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+        fatalDriver("cuCtxEnablePeerAccess", result);
     }
   }
-  TOFU_CU_CHECK(cuCtxSetCurrent(currentDevice->context));
-  return *currentDevice;
+  enabled = teamDevices;
+}
+
+/// The calling rank's device, with its context made current: the process
+/// rank's (the requested ordinal, or the node-local rank's under mpiexec),
+/// or an in-process worker's (WorkerDevices.h; every worker on the
+/// requested device when one was requested). Cached per thread with the
+/// rank it was chosen for: worker 0 runs on the thread that started the
+/// team.
+Device &getDevice() {
+  thread_local Device *device = nullptr;
+  thread_local int deviceRank = -2;
+  int rank = getWorkerRank();
+  if (!device || deviceRank != rank) {
+    std::lock_guard<std::mutex> lock(deviceMutex);
+    int count = initDriver();
+    if (rank < 0 || ordinalRequested) {
+      if (!processDevice)
+        processDevice = &openDevice(ordinalRequested ? requestedOrdinal
+                                                     : getLocalOrdinal(count));
+      device = processDevice;
+    } else {
+      int teamDevices = tofu::gpu::getTeamDeviceCount(getWorkerCount(), count,
+                                                      getWorkerDeviceLimit());
+      enablePeerAccess(teamDevices);
+      device = &openDevice(tofu::gpu::getWorkerDevice(rank, teamDevices));
+    }
+    deviceRank = rank;
+  }
+  TOFU_CU_CHECK(cuCtxSetCurrent(device->context));
+  return *device;
 }
 
 struct Blas;
@@ -177,20 +294,9 @@ struct Dnn;
 struct LockedBlockCache;
 struct StepTimer;
 
-} // namespace
-
-/// The calling in-process worker's rank (runtime/cpu/Workers.h), -1 outside
-/// a team: defined by the CPU runtime, weak so that this library also
-/// loads without it.
-extern "C" int64_t tofu_worker_rank(void) __attribute__((weak));
-
-namespace {
-
-int getWorkerRank() { return tofu_worker_rank ? int(tofu_worker_rank()) : -1; }
-
-/// What a rank has of its own on the device: the process's one rank, or
-/// each in-process worker of `tofu-run --gpu --workers K` (all on the
-/// process's device), whose streams, library handles, memory and timers
+/// What a rank has of its own on its device: the process's one rank, or
+/// each in-process worker of `tofu-run --gpu --workers K` (on its device
+/// of WorkerDevices.h), whose streams, library handles, memory and timers
 /// stay apart: a block freed on one stream is reused on that stream only.
 struct Rank {
   CUstream stream = nullptr;
@@ -246,7 +352,6 @@ struct Profiler {
     CUevent start, stop;
   };
   std::vector<Pending> pending;
-  std::unordered_map<CUfunction, std::string> kernelNames;
 
   CUevent nextEvent() {
     if (used == events.size()) {
@@ -284,7 +389,7 @@ public:
       if (!p.inStep)
         return;
     }
-    std::string text = name(); // May take the lock (getKernelName).
+    std::string text = name();
     std::lock_guard<std::mutex> lock(p.mutex);
     id = p.profile.getId(text, opClass);
     start = p.nextEvent();
@@ -307,14 +412,6 @@ private:
   CUevent start = nullptr;
   int id = -1;
 };
-
-/// The name that mgpuModuleGetFunction looked `function` up by.
-std::string getKernelName(CUfunction function) {
-  Profiler &p = getProfiler();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  auto it = p.kernelNames.find(function);
-  return it == p.kernelNames.end() ? std::string("kernel") : it->second;
-}
 
 /// Reads the events of the step that just ended (its stop event has been
 /// waited for) into the profile.
@@ -360,7 +457,7 @@ Blas &getBlas() {
   Blas *&blas = getRank().blas;
   if (!blas) {
     auto *b = new Blas();
-    TOFU_CUDART_CHECK(cudaSetDevice(currentDevice->ordinal));
+    TOFU_CUDART_CHECK(cudaSetDevice(getDevice().ordinal));
     TOFU_CUBLAS_CHECK(cublasCreate(&b->handle));
     b->stream = stream;
     TOFU_CUBLAS_CHECK(cublasSetStream(b->handle, b->stream));
@@ -742,42 +839,102 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
 // Modules and launches
 //===----------------------------------------------------------------------===//
 
-extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
-  getDevice();
-  CUmodule module = nullptr;
-  TOFU_CU_CHECK(cuModuleLoadData(&module, data));
+namespace {
+
+/// A module of the lowered code (its gpu.binary, which lives as long as the
+/// code), loaded into the context of each device that launches one of its
+/// kernels: the process rank's device when the module is loaded, an
+/// in-process worker's device at the worker's first launch there.
+struct Module {
+  const void *image = nullptr;
+  /// mgpuModuleLoadJIT's optimization level; -1 for a binary.
+  int jitLevel = -1;
+  std::mutex mutex;
+  std::map<int, CUmodule> loaded;
+
+  /// The module in the context of `d`, which is current.
+  CUmodule get(const Device &d) {
+    std::lock_guard<std::mutex> lock(mutex);
+    CUmodule &m = loaded[d.ordinal];
+    if (!m) {
+      if (jitLevel < 0) {
+        TOFU_CU_CHECK(cuModuleLoadData(&m, image));
+      } else {
+        CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
+        void *values[] = {reinterpret_cast<void *>(intptr_t(jitLevel))};
+        TOFU_CU_CHECK(cuModuleLoadDataEx(&m, image, 1, options, values));
+      }
+    }
+    return m;
+  }
+};
+
+/// A kernel of a Module, looked up in each device's copy of the module.
+struct Kernel {
+  Module *module = nullptr;
+  std::string name;
+  std::mutex mutex;
+  std::map<int, CUfunction> loaded;
+
+  /// The kernel in the context of `d`, which is current.
+  CUfunction get(const Device &d) {
+    std::lock_guard<std::mutex> lock(mutex);
+    CUfunction &f = loaded[d.ordinal];
+    if (!f)
+      TOFU_CU_CHECK(cuModuleGetFunction(&f, module->get(d), name.c_str()));
+    return f;
+  }
+};
+
+Module *loadModule(const void *image, int jitLevel) {
+  auto *module = new Module();
+  module->image = image;
+  module->jitLevel = jitLevel;
+  // Loaded at once, so that a bad image stops the process where it loads.
+  module->get(getDevice());
   return module;
+}
+
+} // namespace
+
+extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  return loadModule(data, /*jitLevel=*/-1);
 }
 
 extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
-  getDevice();
-  CUmodule module = nullptr;
-  CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
-  void *values[] = {reinterpret_cast<void *>(intptr_t(optLevel))};
-  TOFU_CU_CHECK(cuModuleLoadDataEx(&module, data, 1, options, values));
-  return module;
+  return loadModule(data, optLevel);
 }
 
-extern "C" void mgpuModuleUnload(void *module) {
+extern "C" void mgpuModuleUnload(void *handle) {
   // The lowered code unloads its modules from global destructors, which
   // run at exit after the driver may have shut down (docs/gpu.md, *Exit*).
-  if (exiting.load() || !currentDevice)
+  if (exiting.load() || !anyDeviceOpen.load())
     return;
+  auto *module = static_cast<Module *>(handle);
+  {
+    std::lock_guard<std::mutex> lock(module->mutex);
+    for (auto [ordinal, loaded] : module->loaded) {
+      CUcontext context = nullptr;
+      {
+        std::lock_guard<std::mutex> devices(deviceMutex);
+        context = openDevices.at(ordinal)->context;
+      }
+      TOFU_CU_CHECK(cuCtxSetCurrent(context));
+      TOFU_CU_CHECK(cuModuleUnload(loaded));
+    }
+  }
+  // Its kernels are not freed: the lowered code unloads a module only at
+  // exit.
+  delete module;
   getDevice();
-  TOFU_CU_CHECK(cuModuleUnload(static_cast<CUmodule>(module)));
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
-  getDevice();
-  CUfunction function = nullptr;
-  TOFU_CU_CHECK(
-      cuModuleGetFunction(&function, static_cast<CUmodule>(module), name));
-  Profiler &p = getProfiler();
-  if (p.enabled) {
-    std::lock_guard<std::mutex> lock(p.mutex);
-    p.kernelNames.try_emplace(function, name);
-  }
-  return function;
+  auto *kernel = new Kernel();
+  kernel->module = static_cast<Module *>(module);
+  kernel->name = name;
+  kernel->get(getDevice());
+  return kernel;
 }
 
 extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
@@ -786,10 +943,10 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  int32_t sharedMemBytes, void *stream,
                                  void **params, void **extra,
                                  size_t /*paramsCount*/) {
-  getDevice();
-  auto fn = static_cast<CUfunction>(function);
+  auto *kernel = static_cast<Kernel *>(function);
+  CUfunction fn = kernel->get(getDevice());
   OpTimer timer(tofu::gpu::OpClass::Generated, static_cast<CUstream>(stream),
-                [&] { return getKernelName(fn); });
+                [&] { return kernel->name; });
   if (sharedMemBytes > 48 * 1024) {
     // Dynamic shared memory above 48 KiB must be opted into per kernel.
     TOFU_CU_CHECK(cuFuncSetAttribute(
@@ -878,6 +1035,8 @@ struct CudaBlockDriver final : tofu::gpu::BlockDriver {
   /// The owning rank's stream, whose queued work may still use its idle
   /// blocks (another rank may release them: mgpuMemAlloc).
   CUstream stream = nullptr;
+  /// The device of the owning rank.
+  int ordinal = 0;
   void synchronize() override { TOFU_CU_CHECK(cuStreamSynchronize(stream)); }
 };
 
@@ -901,15 +1060,16 @@ LockedBlockCache &getBlockCache() {
   if (!cache) {
     cache = new LockedBlockCache();
     cache->driver.stream = stream;
+    cache->driver.ordinal = getDevice().ordinal;
     getAllBlockCaches().push_back(cache);
   }
   return *cache;
 }
 
 /// Returns the idle blocks of every rank's cache but `own` to the driver,
-/// each after its rank's queued work, holding one cache's lock at a time:
-/// in-process workers share the device, and one worker's idle blocks can
-/// be what another needs.
+/// on the same device, each after its rank's queued work, holding one
+/// cache's lock at a time: in-process workers may share a device, and one
+/// worker's idle blocks can be what another needs.
 void releaseOtherRanksIdleBlocks(LockedBlockCache *own) {
   std::vector<LockedBlockCache *> caches;
   {
@@ -917,7 +1077,7 @@ void releaseOtherRanksIdleBlocks(LockedBlockCache *own) {
     caches = getAllBlockCaches();
   }
   for (LockedBlockCache *other : caches) {
-    if (other == own)
+    if (other == own || other->driver.ordinal != own->driver.ordinal)
       continue;
     std::lock_guard<std::mutex> lock(other->mutex);
     other->cache.releaseIdle();
@@ -1064,7 +1224,7 @@ extern "C" void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
 
 extern "C" void mgpuSetDefaultDevice(int32_t device) {
   std::lock_guard<std::mutex> lock(deviceMutex);
-  if (currentDevice && currentDevice->ordinal != device)
+  if (processDevice && processDevice->ordinal != device)
     misuse("mgpuSetDefaultDevice", "the device is already in use");
   requestedOrdinal = device;
   ordinalRequested = true;

@@ -43,6 +43,7 @@
 #include "tofu/Dialect/TDL/Interfaces/TDLOpInterface.h"
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
+#include "tofu/Runtime/TofuCudaRuntime.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 #include "tofu/Transforms/TrainingSignature.h"
 
@@ -465,7 +466,9 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
 
 /// The CUDA runtime next to the executable `argv0`; exits with a message
 /// unless it is there, loads and finds a GPU.
-static std::string requireGPU(const char *argv0, bool collectives) {
+/// `collectives`: the TOFU_GPU_COLLECTIVES_* kind the step needs (0 for
+/// an unpartitioned one).
+static std::string requireGPU(const char *argv0, int32_t collectives) {
   auto fail = [](const llvm::Twine &why) {
     llvm::errs() << "tofu-run: --gpu: no usable GPU: " << why << "\n";
     std::exit(1);
@@ -493,10 +496,16 @@ static std::string requireGPU(const char *argv0, bool collectives) {
   using HasCollectives = int32_t (*)();
   auto hasCollectives = reinterpret_cast<HasCollectives>(
       runtime.getAddressOfSymbol("tofu_gpu_has_collectives"));
-  if (collectives && (!hasCollectives || hasCollectives() != 1)) {
-    llvm::errs() << "tofu-run: --gpu: a partitioned step needs the GPU "
-                    "collectives, and this build has none (NCCL, nvcc or MPI "
-                    "was not found when it was configured)\n";
+  if (collectives && (!hasCollectives || !(hasCollectives() & collectives))) {
+    llvm::errs() << "tofu-run: --gpu: a partitioned step "
+                 << (collectives == TOFU_GPU_COLLECTIVES_NCCL
+                         ? "in one process per GPU needs NCCL"
+                         : "in in-process workers needs the GPU collectives")
+                 << ", and this build has "
+                 << (hasCollectives && hasCollectives() ? "only the workers'"
+                                                        : "none")
+                 << " (nvcc, MPI or NCCL was not found when it was "
+                    "configured)\n";
     std::exit(1);
   }
   return library;
@@ -790,7 +799,10 @@ int main(int argc, char **argv) {
                 "executable; give --emit-executable PATH too");
   std::string cudaRuntime;
   if (onGPU && !gpuLowerOnly && emitExecutable.empty())
-    cudaRuntime = requireGPU(argv[0], isPartitioned(*module));
+    cudaRuntime =
+        requireGPU(argv[0], !isPartitioned(*module) ? 0
+                            : workers > 1 ? TOFU_GPU_COLLECTIVES_WORKERS
+                                          : TOFU_GPU_COLLECTIVES_NCCL);
   if (!emitExecutable.empty()) {
     if (ranks > 1)
       return fail("--emit-executable compiles; run it on one rank");

@@ -155,22 +155,33 @@ void tofu_gpu_conv2d_backward_filter(TOFU_CONV2D_PARAMS);
 // Collectives (convert-tofu-to-mpi{runtime=gpu})
 //===----------------------------------------------------------------------===//
 
-// The communication of a partitioned step, one process per GPU under
-// mpiexec, over NCCL (runtime/cuda/Collectives.cpp): the arguments and the
-// semantics of the MPI runtime's tofu_fetch, tofu_all_gather, ... in
-// TofuRuntime.h, on device buffers (the offsets and the grid stay host
-// buffers). Every call is queued on the process's stream. MPI broadcasts
-// the NCCL id; each (grid, axes) group is split from the world
+// The communication of a partitioned step (runtime/cuda/Collectives.cpp):
+// the arguments and the semantics of the MPI runtime's tofu_fetch,
+// tofu_all_gather, ... in TofuRuntime.h, on device buffers (the offsets and
+// the grid stay host buffers). In-process workers run each call as the
+// copy or reduction kernel on the workers' plans, reading the peers' tiles
+// in place. One process per GPU under mpiexec goes through NCCL
+// (NcclCollectives.cpp): every call is queued on the process's stream. MPI
+// broadcasts the NCCL id; each (grid, axes) group is split from the world
 // communicator once, in the order the program first uses it, as the MPI
 // runtime does. Strided tiles are packed and unpacked by the copy kernel
 // (CopyParts.h), fetches run the plan of FetchPlan.h as grouped
 // ncclSend/ncclRecv, and the received bytes are counted as the MPI runtime
-// counts them (tofu_count_received_bytes). A build without NCCL has the
-// entry points, which stop the process with a message. The f64, i32 and
+// counts them (tofu_count_received_bytes). A build without NCCL, nvcc or
+// MPI has the entry points, which stop the process with a message where
+// the build lacks what the call needs. The f64, i32 and
 // i64 variants of fetch, all_gather and all_to_all take the same
 // arguments (tofu_gpu_fetch_f64, ...).
 
-/// Whether this build has the NCCL collectives.
+/// What this build's GPU collectives can run: in-process workers (the copy
+/// and reduction kernels; a build with nvcc and MPI) and one process per GPU
+/// (NCCL, where it also has nccl.h and libnccl).
+enum {
+  TOFU_GPU_COLLECTIVES_WORKERS = 1,
+  TOFU_GPU_COLLECTIVES_NCCL = 2,
+};
+
+/// The TOFU_GPU_COLLECTIVES_* this build has (0: none).
 int32_t tofu_gpu_has_collectives(void);
 
 #ifdef __cplusplus

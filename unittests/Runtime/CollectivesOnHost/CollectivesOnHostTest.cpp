@@ -41,6 +41,7 @@ long mock_queued();
 long mock_live();
 long mock_launches();
 long mock_event_waits();
+long mock_devices_loaded();
 void _mlir_ciface_tofu_gpu_fetch(TofuUnrankedMemRef *, TofuUnrankedMemRef *,
                                  TofuUnrankedMemRef *, TofuUnrankedMemRef *,
                                  int64_t);
@@ -470,11 +471,20 @@ int main(int argc, char **argv) {
           workerFailures += failures;
         },
         nullptr);
+    // With TOFU_MOCK_DEVICES=D the workers ran on min(K, D) devices, each
+    // of which loaded the kernels once (the mock checks that every launch
+    // used its own device's).
+    const char *devices = std::getenv("TOFU_MOCK_DEVICES");
+    long expected = devices ? std::min<long>(k, std::atol(devices)) : 1;
     std::printf("workers %d: %ld checks, %ld failures, live staging blocks "
-                "%ld, launches %ld, event waits %ld\n",
+                "%ld, launches %ld, event waits %ld, devices with the "
+                "kernels %ld of %ld\n",
                 k, workerChecks.load(), workerFailures.load(), mock_live(),
-                mock_launches(), mock_event_waits());
-    return workerFailures || !workerChecks ? 1 : 0;
+                mock_launches(), mock_event_waits(), mock_devices_loaded(),
+                expected);
+    return workerFailures || !workerChecks || mock_devices_loaded() != expected
+               ? 1
+               : 0;
   }
   tofu_init(0);
   MPI_Comm_rank(MPI_COMM_WORLD, &R);

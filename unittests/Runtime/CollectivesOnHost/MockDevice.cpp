@@ -15,10 +15,15 @@
 // the one queue, which a mutex guards, in the order the host queued the
 // work: the events that order their streams are checked (a wait must name
 // a recorded event) but not needed here. The reduction kernel runs
-// CopyParts.h's reduceElement the same way as the copy kernel.
+// CopyParts.h's reduceElement the same way as the copy kernel. With
+// TOFU_MOCK_DEVICES=N the workers' current device is their rank mod N (as
+// WorkerDevices.h places them), and a launch must use a kernel loaded on
+// the launching worker's device.
 //
 //===----------------------------------------------------------------------===//
 #include "tofu/Runtime/CopyParts.h"
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -113,19 +118,51 @@ extern "C" CUresult cuGetErrorName(CUresult, const char **s) {
   *s = "mock";
   return 0;
 }
-extern "C" CUresult cuModuleLoadData(CUmodule *m, const void *) {
-  *m = (CUmodule)0x1;
+// The current device of the calling thread: its worker rank mod
+// TOFU_MOCK_DEVICES (the CPU runtime's tofu_worker_rank, weak so that the
+// library loads alone).
+extern "C" int64_t tofu_worker_rank(void) __attribute__((weak));
+static int currentDevice() {
+  static int devices = [] {
+    const char *n = std::getenv("TOFU_MOCK_DEVICES");
+    return n ? std::max(1, std::atoi(n)) : 1;
+  }();
+  long rank = tofu_worker_rank ? (long)tofu_worker_rank() : -1;
+  return rank < 0 ? 0 : int(rank % devices);
+}
+extern "C" CUresult cuCtxGetDevice(CUdevice *d) {
+  *d = currentDevice();
   return 0;
 }
-extern "C" CUresult cuModuleGetFunction(CUfunction *f, CUmodule,
+// Handles name their device: module (device << 8) | 1, kernels
+// (device << 8) | 2 (copy) and | 3 (reduction).
+static std::set<int> &devicesWithModule() {
+  static std::set<int> loaded;
+  return loaded;
+}
+extern "C" CUresult cuModuleLoadData(CUmodule *m, const void *) {
+  MOCK_LOCKED;
+  if (!devicesWithModule().insert(currentDevice()).second)
+    fail("cuModuleLoadData: the module is already loaded on this device");
+  *m = (CUmodule)(((uintptr_t)currentDevice() << 8) | 0x1);
+  return 0;
+}
+extern "C" CUresult cuModuleGetFunction(CUfunction *f, CUmodule m,
                                         const char *n) {
+  uintptr_t device = (uintptr_t)m >> 8;
+  if (((uintptr_t)m & 0xff) != 0x1 || device != (uintptr_t)currentDevice())
+    fail("cuModuleGetFunction: a module of another device");
   if (!std::strcmp(n, "tofu_copy_parts"))
-    *f = (CUfunction)0x2;
+    *f = (CUfunction)((device << 8) | 0x2);
   else if (!std::strcmp(n, "tofu_reduce_parts"))
-    *f = (CUfunction)0x3;
+    *f = (CUfunction)((device << 8) | 0x3);
   else
     fail("kernel name");
   return 0;
+}
+extern "C" long mock_devices_loaded() {
+  MOCK_LOCKED;
+  return (long)devicesWithModule().size();
 }
 static std::set<CUevent> &recorded() {
   static std::set<CUevent> events;
@@ -189,6 +226,9 @@ extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                    unsigned bz, unsigned shm, CUstream,
                                    void **args, void **extra) {
   MOCK_LOCKED;
+  if ((uintptr_t)f >> 8 != (uintptr_t)currentDevice())
+    fail("cuLaunchKernel: a kernel of another device");
+  f = (CUfunction)((uintptr_t)f & 0xff);
   if ((f != (CUfunction)0x2 && f != (CUfunction)0x3) || gy != 1 || gz != 1 ||
       by != 1 || bz != 1 || extra || shm)
     fail("launch config");

@@ -18,8 +18,10 @@ typedef unsigned long long CUdeviceptr;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUevent_st *CUevent;
+typedef int CUdevice;
 #define CU_EVENT_DISABLE_TIMING 2
 CUresult cuGetErrorName(CUresult, const char **);
+CUresult cuCtxGetDevice(CUdevice *);
 CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuMemcpyHtoDAsync(CUdeviceptr, const void *, size_t, CUstream);
