@@ -12,8 +12,8 @@
 // host waiting between them. A rank is the process, or each in-process
 // worker of a team (`--workers K`), which runs on its own device of
 // WorkerDevices.h where the machine has several; each module of the lowered
-// code is loaded into each device's context where a rank first launches
-// one of its kernels. Memory comes
+// code is loaded on the loading rank's device, and into another device's
+// context where a rank first launches one of its kernels there. Memory comes
 // from a caching allocator (BlockCache.h): device memory for the buffers
 // that only the GPU touches, managed memory for the others; a freed block
 // is reused in stream order without a driver call, so that only the first
@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -129,14 +130,20 @@ Device *processDevice = nullptr;
 /// its rank on the node (MPICH's Hydra sets MPI_LOCALRANKID, Open MPI
 /// OMPI_COMM_WORLD_LOCAL_RANK) modulo the number of devices, so that one
 /// process runs on each GPU; device 0 outside mpiexec.
-int getLocalOrdinal(int count) {
+const char *getLocalRank() {
   const char *local = std::getenv("MPI_LOCALRANKID");
-  if (!local)
-    local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return local ? local : std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+}
+
+int getLocalOrdinal(int count) {
+  const char *local = getLocalRank();
   if (!local || count < 1)
     return 0;
   return std::atoi(local) % count;
 }
+
+/// The most devices a process uses (ordinals 0 to kMaxDevices - 1).
+constexpr int kMaxDevices = 64;
 
 /// Set by an exit handler that runs before the driver's own teardown.
 /// After it, the driver may already be shut down, so the entry points that
@@ -169,15 +176,18 @@ int initDriver() {
   // the driver and the CUDA runtime register, and certainly before the
   // executable's destructors (run after every exit handler).
   std::atexit(markExiting);
+  // Where the count is unknown, device 0 (cuDeviceGet then names the
+  // error).
   int devices = 0;
-  TOFU_CU_CHECK(cuDeviceGetCount(&devices));
-  count = devices;
+  count = cuDeviceGetCount(&devices) == CUDA_SUCCESS ? devices : 0;
   return count;
 }
 
 /// Retains the primary context of device `ordinal` and creates the process
 /// rank's stream there, once; call with deviceMutex held.
 Device &openDevice(int ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices)
+    misuse("the device", "its ordinal must be in [0, 64)");
   Device *&d = openDevices[ordinal];
   if (!d) {
     auto *opened = new Device();
@@ -222,13 +232,9 @@ int getWorkerDeviceLimit() {
 }
 
 /// Lets each of the first `teamDevices` devices read the memory of every
-/// other (the collectives' kernels read the peers' tiles in place), once;
-/// stops, naming the pair, where the hardware cannot. Call with
-/// deviceMutex held.
-void enablePeerAccess(int teamDevices) {
-  static int enabled = 1;
-  if (teamDevices <= enabled)
-    return;
+/// other (the collectives' kernels read the peers' tiles in place); false
+/// with the reason where a pair cannot. Call with deviceMutex held.
+bool enablePeerAccess(int teamDevices, std::string &why) {
   for (int a = 0; a < teamDevices; ++a)
     openDevice(a);
   for (int a = 0; a < teamDevices; ++a) {
@@ -241,30 +247,53 @@ void enablePeerAccess(int teamDevices) {
       int can = 0;
       TOFU_CU_CHECK(cuDeviceCanAccessPeer(&can, from.device, to.device));
       if (!can) {
-        char message[256];
-        std::snprintf(message, sizeof(message),
-                      "device %d cannot read device %d's memory (no peer "
-                      "access): put the workers on one device "
-                      "(TOFU_GPU_WORKER_DEVICES=1) or run one process per "
-                      "GPU under mpiexec",
-                      a, b);
-        misuse("the in-process workers' devices", message);
+        why = "device " + std::to_string(a) + " cannot read device " +
+              std::to_string(b) + "'s memory (no peer access)";
+        return false;
       }
       CUresult result = cuCtxEnablePeerAccess(to.context, 0);
+      if (result == CUDA_ERROR_TOO_MANY_PEERS) {
+        why = "device " + std::to_string(a) + " has too many peers";
+        return false;
+      }
       if (result != CUDA_SUCCESS &&
           result != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
         fatalDriver("cuCtxEnablePeerAccess", result);
     }
   }
-  enabled = teamDevices;
+  return true;
+}
+
+/// The number of devices a team of `workers` uses (WorkerDevices.h), with
+/// peer access between them, decided once per team size: where a pair of
+/// devices cannot read each other's memory, the whole team shares device 0
+/// (with a warning: run one process per GPU under mpiexec to use them
+/// all). Call with deviceMutex held.
+int getTeamDevices(int workers, int count) {
+  static std::map<int, int> decided;
+  auto it = decided.find(workers);
+  if (it != decided.end())
+    return it->second;
+  int teamDevices =
+      tofu::gpu::getTeamDeviceCount(workers, count, getWorkerDeviceLimit());
+  std::string why;
+  if (teamDevices > 1 && !enablePeerAccess(teamDevices, why)) {
+    std::fprintf(stderr,
+                 "tofu cuda runtime: warning: the %d workers share device 0: "
+                 "%s (one process per GPU under mpiexec uses them all)\n",
+                 workers, why.c_str());
+    teamDevices = 1;
+  }
+  decided[workers] = teamDevices;
+  return teamDevices;
 }
 
 /// The calling rank's device, with its context made current: the process
 /// rank's (the requested ordinal, or the node-local rank's under mpiexec),
-/// or an in-process worker's (WorkerDevices.h; every worker on the
-/// requested device when one was requested). Cached per thread with the
-/// rank it was chosen for: worker 0 runs on the thread that started the
-/// team.
+/// or an in-process worker's (WorkerDevices.h; the whole team on the
+/// process's device when one was requested or mpiexec started the
+/// process). Cached per thread with the rank it was chosen for: worker 0
+/// runs on the thread that started the team.
 Device &getDevice() {
   thread_local Device *device = nullptr;
   thread_local int deviceRank = -2;
@@ -272,15 +301,13 @@ Device &getDevice() {
   if (!device || deviceRank != rank) {
     std::lock_guard<std::mutex> lock(deviceMutex);
     int count = initDriver();
-    if (rank < 0 || ordinalRequested) {
+    if (rank < 0 || ordinalRequested || getLocalRank()) {
       if (!processDevice)
         processDevice = &openDevice(ordinalRequested ? requestedOrdinal
                                                      : getLocalOrdinal(count));
       device = processDevice;
     } else {
-      int teamDevices = tofu::gpu::getTeamDeviceCount(getWorkerCount(), count,
-                                                      getWorkerDeviceLimit());
-      enablePeerAccess(teamDevices);
+      int teamDevices = getTeamDevices(getWorkerCount(), count);
       device = &openDevice(tofu::gpu::getWorkerDevice(rank, teamDevices));
     }
     deviceRank = rank;
@@ -841,21 +868,41 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
 
 namespace {
 
+struct Module;
+
+/// A kernel of a Module, looked up in each device's copy of the module
+/// once (without a lock afterwards: every worker launches through it).
+struct Kernel {
+  Module *module = nullptr;
+  std::string name;
+  std::array<std::atomic<CUfunction>, kMaxDevices> loaded{};
+
+  /// The kernel in the context of `d`, which is current.
+  CUfunction get(const Device &d);
+};
+
 /// A module of the lowered code (its gpu.binary, which lives as long as the
-/// code), loaded into the context of each device that launches one of its
+/// code), loaded into the context of each device that runs one of its
 /// kernels: the process rank's device when the module is loaded, an
 /// in-process worker's device at the worker's first launch there.
 struct Module {
   const void *image = nullptr;
   /// mgpuModuleLoadJIT's optimization level; -1 for a binary.
   int jitLevel = -1;
+  /// Guards the loads and `kernels`.
   std::mutex mutex;
-  std::map<int, CUmodule> loaded;
+  std::array<std::atomic<CUmodule>, kMaxDevices> loaded{};
+  /// One handle per kernel name: the lowered code looks a kernel up before
+  /// each of its launches.
+  std::map<std::string, std::unique_ptr<Kernel>> kernels;
 
   /// The module in the context of `d`, which is current.
   CUmodule get(const Device &d) {
+    CUmodule m = loaded[d.ordinal].load(std::memory_order_acquire);
+    if (m)
+      return m;
     std::lock_guard<std::mutex> lock(mutex);
-    CUmodule &m = loaded[d.ordinal];
+    m = loaded[d.ordinal].load(std::memory_order_relaxed);
     if (!m) {
       if (jitLevel < 0) {
         TOFU_CU_CHECK(cuModuleLoadData(&m, image));
@@ -864,33 +911,44 @@ struct Module {
         void *values[] = {reinterpret_cast<void *>(intptr_t(jitLevel))};
         TOFU_CU_CHECK(cuModuleLoadDataEx(&m, image, 1, options, values));
       }
+      loaded[d.ordinal].store(m, std::memory_order_release);
     }
     return m;
   }
-};
 
-/// A kernel of a Module, looked up in each device's copy of the module.
-struct Kernel {
-  Module *module = nullptr;
-  std::string name;
-  std::mutex mutex;
-  std::map<int, CUfunction> loaded;
-
-  /// The kernel in the context of `d`, which is current.
-  CUfunction get(const Device &d) {
+  /// The handle of kernel `name`, made once.
+  Kernel *getKernel(const char *name) {
     std::lock_guard<std::mutex> lock(mutex);
-    CUfunction &f = loaded[d.ordinal];
-    if (!f)
-      TOFU_CU_CHECK(cuModuleGetFunction(&f, module->get(d), name.c_str()));
-    return f;
+    std::unique_ptr<Kernel> &kernel = kernels[name];
+    if (!kernel) {
+      kernel = std::make_unique<Kernel>();
+      kernel->module = this;
+      kernel->name = name;
+    }
+    return kernel.get();
   }
 };
+
+CUfunction Kernel::get(const Device &d) {
+  CUfunction f = loaded[d.ordinal].load(std::memory_order_acquire);
+  if (f)
+    return f;
+  CUmodule m = module->get(d);
+  std::lock_guard<std::mutex> lock(module->mutex);
+  f = loaded[d.ordinal].load(std::memory_order_relaxed);
+  if (!f) {
+    TOFU_CU_CHECK(cuModuleGetFunction(&f, m, name.c_str()));
+    loaded[d.ordinal].store(f, std::memory_order_release);
+  }
+  return f;
+}
 
 Module *loadModule(const void *image, int jitLevel) {
   auto *module = new Module();
   module->image = image;
   module->jitLevel = jitLevel;
-  // Loaded at once, so that a bad image stops the process where it loads.
+  // Loaded on the caller's device at once, so that a bad image stops the
+  // process where it loads.
   module->get(getDevice());
   return module;
 }
@@ -911,29 +969,28 @@ extern "C" void mgpuModuleUnload(void *handle) {
   if (exiting.load() || !anyDeviceOpen.load())
     return;
   auto *module = static_cast<Module *>(handle);
-  {
-    std::lock_guard<std::mutex> lock(module->mutex);
-    for (auto [ordinal, loaded] : module->loaded) {
-      CUcontext context = nullptr;
-      {
-        std::lock_guard<std::mutex> devices(deviceMutex);
-        context = openDevices.at(ordinal)->context;
-      }
-      TOFU_CU_CHECK(cuCtxSetCurrent(context));
-      TOFU_CU_CHECK(cuModuleUnload(loaded));
+  for (int ordinal = 0; ordinal < kMaxDevices; ++ordinal) {
+    CUmodule loaded = module->loaded[ordinal].load();
+    if (!loaded)
+      continue;
+    CUcontext context = nullptr;
+    {
+      std::lock_guard<std::mutex> devices(deviceMutex);
+      context = openDevices.at(ordinal)->context;
     }
+    TOFU_CU_CHECK(cuCtxSetCurrent(context));
+    TOFU_CU_CHECK(cuModuleUnload(loaded));
   }
-  // Its kernels are not freed: the lowered code unloads a module only at
-  // exit.
   delete module;
   getDevice();
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
-  auto *kernel = new Kernel();
-  kernel->module = static_cast<Module *>(module);
-  kernel->name = name;
-  kernel->get(getDevice());
+  Device &d = getDevice();
+  Kernel *kernel = static_cast<Module *>(module)->getKernel(name);
+  // Looked up at once on the caller's device, so that a missing kernel
+  // stops the process here.
+  kernel->get(d);
   return kernel;
 }
 

@@ -505,7 +505,7 @@ static std::string requireGPU(const char *argv0, int32_t collectives) {
                  << (hasCollectives && hasCollectives() ? "only the workers'"
                                                         : "none")
                  << " (nvcc, MPI or NCCL was not found when it was "
-                    "configured)\n";
+                    "configured, or -DTOFU_ENABLE_NCCL=OFF)\n";
     std::exit(1);
   }
   return library;
