@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU training step: tofu-run next to PyTorch on the same models.
 
-    python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm]
+    python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm,mlp300]
         [--steps 20] [--warmup 3] [--tofu-run PATH] [--skip-torch] [--ranks2]
         [--workers2]
 
@@ -65,6 +65,9 @@ MODELS = {
                     "Transformer 2 layers, h256, 4 heads, seq 128, batch 8"),
     "lstm": ("rnn", {}, "LSTM zoo defaults: 2x64, 20 steps, batch 8, "
                         "embed 1024"),
+    # The third row of issue 18's table: SOYBEAN's MLP, small GEMMs.
+    "mlp300": ("mlp", dict(layers=5, hidden=300, features=300, classes=300,
+                           batch=400), "MLP 5x300, batch 400"),
 }
 
 
