@@ -21,8 +21,10 @@
 # mpiexec: partitioned steps (MLP, tiny Wide ResNet, tiny Transformer) for
 # as many devices as GPUs, run one process per GPU through NCCL
 # (`mpiexec -n N tofu-run --gpu`) against the same partitioned step on the
-# CPU (`mpiexec -n N tofu-run`): the losses within rtol 1e-4 after 3 steps,
-# and the measured bytes per step equal. Needs no PyTorch.
+# CPU (`mpiexec -n N tofu-run`), then as N in-process workers, one per GPU
+# (`tofu-run --gpu --workers N` against `tofu-run --workers N`): the
+# losses within rtol 1e-4 after 3 steps, and the measured bytes per step
+# equal. Needs no PyTorch.
 set -eu
 cd "$(dirname "$0")/.."
 multi=0
@@ -115,6 +117,19 @@ if [ "$multi" = 1 ]; then
       partitioned "$dir" "$spec" "$gpus" \
         "mpiexec -n $gpus build/bin/tofu-run --gpu" \
         "mpiexec -n $gpus build/bin/tofu-run"
+    done
+    exit "$status"
+  } || status=1
+  # The same programs as in-process workers, worker r on GPU r (peer
+  # access between them; docs/gpu.md, "Devices").
+  echo "== partitioned steps as $gpus in-process workers, one per GPU," \
+    "against the CPU"
+  mkdir -p "$dir/workers"
+  echo "$SPECS" | {
+    while read -r spec; do
+      partitioned "$dir/workers" "$spec" "$gpus" \
+        "build/bin/tofu-run --gpu --workers $gpus" \
+        "build/bin/tofu-run --workers $gpus"
     done
     exit "$status"
   } || status=1
