@@ -74,15 +74,18 @@ inline View getView(const TofuUnrankedMemRef *m, int64_t elementBytes) {
   return v;
 }
 
+/// The elements of a one-dimensional i64 memref (a grid, offsets), read
+/// straight from its descriptor: every collective reads one.
 inline std::vector<int64_t> getInts(const TofuUnrankedMemRef *m) {
-  View v = getView(m, sizeof(int64_t));
-  std::vector<int64_t> out;
-  int64_t n = v.volume();
-  int64_t stride = v.strides.empty() ? 1 : v.strides.back();
-  if (v.sizes.size() > 1)
+  if (m->rank > 1)
     fatal("integer arrays must be one-dimensional");
+  auto *d = static_cast<int64_t *>(m->descriptor);
+  const int64_t *data = reinterpret_cast<const int64_t *>(d[1]) + d[2];
+  int64_t n = m->rank == 0 ? 1 : d[3];
+  int64_t stride = m->rank == 0 ? 1 : d[4];
+  std::vector<int64_t> out(size_t(n > 0 ? n : 0));
   for (int64_t i = 0; i < n; ++i)
-    out.push_back(reinterpret_cast<int64_t *>(v.data)[i * stride]);
+    out[size_t(i)] = data[i * stride];
   return out;
 }
 

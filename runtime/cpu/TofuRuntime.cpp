@@ -63,7 +63,14 @@ MPI_Op mpiOp(int64_t kind) {
 struct State {
   bool ownsMpi = false;
   int rank = 0, size = 1;
-  std::map<std::vector<int64_t>, MPI_Comm> comms;
+  /// The communicator of each (grid, axes) used so far: a few, searched
+  /// in order without allocating (every collective looks one up).
+  struct Group {
+    std::vector<int64_t> grid;
+    int64_t axes;
+    MPI_Comm comm;
+  };
+  std::vector<Group> comms;
   // Logical bytes received by this rank per collective.
   double fetchBytes = 0, allGatherBytes = 0, allToAllBytes = 0,
          allReduceBytes = 0, reduceScatterBytes = 0;
@@ -95,12 +102,10 @@ void ensureInitialized() {
 /// grid axes in `axes`, ordered by their row-major index over those axes.
 MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
   ensureInitialized();
-  std::vector<int64_t> key = grid;
-  key.push_back(axes);
   State &s = state();
-  auto it = s.comms.find(key);
-  if (it != s.comms.end())
-    return it->second;
+  for (const State::Group &g : s.comms)
+    if (g.axes == axes && g.grid == grid)
+      return g.comm;
   int64_t total = 1;
   for (int64_t k : grid)
     total *= k;
@@ -110,7 +115,7 @@ MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
   MPI_Comm comm;
   TOFU_MPI_CHECK(
       MPI_Comm_split(MPI_COMM_WORLD, position.color, position.key, &comm));
-  s.comms[key] = comm;
+  s.comms.push_back({grid, axes, comm});
   return comm;
 }
 
@@ -210,8 +215,8 @@ void tofu_finalize(void) {
   State &s = state();
   if (workers::active())
     return;
-  for (auto &[key, comm] : s.comms)
-    TOFU_MPI_CHECK(MPI_Comm_free(&comm));
+  for (State::Group &g : s.comms)
+    TOFU_MPI_CHECK(MPI_Comm_free(&g.comm));
   s.comms.clear();
   int finalized = 0;
   MPI_Finalized(&finalized);
