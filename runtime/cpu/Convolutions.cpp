@@ -247,19 +247,19 @@ std::unique_ptr<Convolution> create(ConvKind kind, const ConvProblem &p) {
 }
 
 void runConv(const char *entry, ConvKind kind, ConvProblem p) {
-  std::string error = tofu::gpu::planConv(p);
-  if (!error.empty())
-    fatal((std::string(entry) + ": " + error).c_str());
+  auto plan = [&] {
+    std::string error = tofu::gpu::planConv(p);
+    if (!error.empty())
+      fatal((std::string(entry) + ": " + error).c_str());
+  };
+  plan();
   tofu::runtime::ProfiledCall call(tofu::gpu::OpClass::Dnnl, [&] {
     return tofu::gpu::describeConv(entry, p);
   });
   // A strided 1x1 window runs as a unit-stride one on the subsampled image,
   // which oneDNN computes on its faster 1x1 path (docs/cpu.md).
-  if (tofu::gpu::subsampleUnitWindow(kind, p)) {
-    error = tofu::gpu::planConv(p);
-    if (!error.empty())
-      fatal((std::string(entry) + ": " + error).c_str());
-  }
+  if (tofu::gpu::subsampleUnitWindow(kind, p))
+    plan();
   // The problem, strides and beta included, is the key.
   using Key = std::array<intptr_t, 27>;
   Key key = {intptr_t(kind), p.n,           p.c,

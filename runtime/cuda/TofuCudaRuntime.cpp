@@ -103,13 +103,11 @@ namespace {
   std::abort();
 }
 
-/// A device, its retained primary context and the stream of the process
-/// rank on it.
+/// A device and its retained primary context.
 struct Device {
   int ordinal = 0;
   CUdevice device = 0;
   CUcontext context = nullptr;
-  CUstream stream = nullptr;
 };
 
 /// Guards the devices, the driver's initialization and the peer access.
@@ -126,15 +124,17 @@ std::atomic<bool> anyDeviceOpen{false};
 /// in-process workers), once chosen.
 Device *processDevice = nullptr;
 
-/// The device of a process that mpiexec started with others on its node:
-/// its rank on the node (MPICH's Hydra sets MPI_LOCALRANKID, Open MPI
-/// OMPI_COMM_WORLD_LOCAL_RANK) modulo the number of devices, so that one
-/// process runs on each GPU; device 0 outside mpiexec.
+/// The process's rank on its node where mpiexec started it (MPICH's Hydra
+/// sets MPI_LOCALRANKID, Open MPI OMPI_COMM_WORLD_LOCAL_RANK); null outside
+/// mpiexec.
 const char *getLocalRank() {
   const char *local = std::getenv("MPI_LOCALRANKID");
   return local ? local : std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
 }
 
+/// The device of a process that mpiexec started with others on its node:
+/// its rank on the node modulo the number of devices, so that one process
+/// runs on each GPU; device 0 outside mpiexec.
 int getLocalOrdinal(int count) {
   const char *local = getLocalRank();
   if (!local || count < 1)
@@ -183,8 +183,8 @@ int initDriver() {
   return count;
 }
 
-/// Retains the primary context of device `ordinal` and creates the process
-/// rank's stream there, once; call with deviceMutex held.
+/// Retains the primary context of device `ordinal` once; call with
+/// deviceMutex held.
 Device &openDevice(int ordinal) {
   if (ordinal < 0 || ordinal >= kMaxDevices)
     misuse("the device", "its ordinal must be in [0, 64)");
@@ -194,8 +194,6 @@ Device &openDevice(int ordinal) {
     opened->ordinal = ordinal;
     TOFU_CU_CHECK(cuDeviceGet(&opened->device, ordinal));
     TOFU_CU_CHECK(cuDevicePrimaryCtxRetain(&opened->context, opened->device));
-    TOFU_CU_CHECK(cuCtxSetCurrent(opened->context));
-    TOFU_CU_CHECK(cuStreamCreate(&opened->stream, CU_STREAM_NON_BLOCKING));
     d = opened;
     anyDeviceOpen.store(true);
   }
@@ -326,14 +324,17 @@ struct StepTimer;
 /// of WorkerDevices.h), whose streams, library handles, memory and timers
 /// stay apart: a block freed on one stream is reused on that stream only.
 struct Rank {
-  CUstream stream = nullptr;
+  /// Created by the rank's first call (the process rank's may be asked for
+  /// from any thread).
+  std::atomic<CUstream> stream{nullptr};
   Blas *blas = nullptr;
   Dnn *dnn = nullptr;
   LockedBlockCache *cache = nullptr;
   StepTimer *timer = nullptr;
 };
 
-/// Guards the creation of the process rank's state.
+/// Guards the creation of the process rank's state and the list of the
+/// ranks' caches.
 std::mutex rankMutex;
 
 Rank &getRank() {
@@ -349,15 +350,17 @@ Rank &getRank() {
 /// The calling rank's stream (the process's, or a worker's own); makes the
 /// device's context current.
 CUstream getRankStream() {
-  Device &d = getDevice();
+  getDevice();
   Rank &r = getRank();
-  if (!r.stream) {
-    if (getWorkerRank() < 0)
-      r.stream = d.stream;
-    else
-      TOFU_CU_CHECK(cuStreamCreate(&r.stream, CU_STREAM_NON_BLOCKING));
+  if (CUstream stream = r.stream.load(std::memory_order_acquire))
+    return stream;
+  std::lock_guard<std::mutex> lock(rankMutex);
+  CUstream stream = r.stream.load(std::memory_order_relaxed);
+  if (!stream) {
+    TOFU_CU_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    r.stream.store(stream, std::memory_order_release);
   }
-  return r.stream;
+  return stream;
 }
 
 // Profile

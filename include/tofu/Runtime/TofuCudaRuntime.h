@@ -169,9 +169,9 @@ void tofu_gpu_conv2d_backward_filter(TOFU_CONV2D_PARAMS);
 // ncclSend/ncclRecv, and the received bytes are counted as the MPI runtime
 // counts them (tofu_count_received_bytes). A build without NCCL, nvcc or
 // MPI has the entry points, which stop the process with a message where
-// the build lacks what the call needs. The f64, i32 and
-// i64 variants of fetch, all_gather and all_to_all take the same
-// arguments (tofu_gpu_fetch_f64, ...).
+// the build lacks what the call needs. The f64, i32 and i64 variants of
+// fetch, all_gather and all_to_all take the same arguments
+// (tofu_gpu_fetch_f64, ...).
 
 /// What this build's GPU collectives can run: in-process workers (the copy
 /// and reduction kernels; a build with nvcc and MPI) and one process per GPU
