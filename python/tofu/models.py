@@ -44,6 +44,22 @@ def lstm_cell(b, x, h, c, wx, wh, bias, hidden):
     gates = b.add(b.add(b.matmul(x, wx), b.matmul(h, wh)), bias)
     batch = x.shape[0]
     part = [b.slice(gates, (0, i * hidden), (batch, hidden)) for i in range(4)]
+    return _lstm_state(b, part, c)
+
+
+def lstm_cell_stacked(b, x, h, c, wx, wh, bias, hidden):
+    """The cell with its gates as a dimension: (batch, 4, hidden) products
+    of weights (width, 4, hidden)."""
+    batch = x.shape[0]
+    gates = b.add(b.add(b.einsum("bk,kgh->bgh", x, wx),
+                        b.einsum("bk,kgh->bgh", h, wh)),
+                  b.broadcast_to(bias, (batch, 4, hidden), [0]))
+    part = [b.reshape(b.slice(gates, (0, i, 0), (batch, 1, hidden)),
+                      (batch, hidden), [[0], [1, 2]]) for i in range(4)]
+    return _lstm_state(b, part, c)
+
+
+def _lstm_state(b, part, c):
     i_gate, f_gate = b.sigmoid(part[0]), b.sigmoid(part[1])
     g_gate, o_gate = b.tanh(part[2]), b.sigmoid(part[3])
     c_next = b.add(b.mul(f_gate, c), b.mul(i_gate, g_gate))
@@ -54,21 +70,35 @@ def lstm_cell(b, x, h, c, wx, wh, bias, hidden):
 def rnn(b, layers=2, hidden=64, steps=20, batch=8, embed=1024):
     """L LSTM layers of hidden size H over `steps` embedded inputs; MSE loss
     of the top layer's outputs.  No embedding table and no classifier head."""
+    return _lstm(b, layers, hidden, steps, batch, embed, stacked=False)
+
+
+def rnn_stacked(b, layers=2, hidden=64, steps=20, batch=8, embed=1024):
+    """`rnn` with each layer's four gates as a dimension of its own:
+    weights (width, 4, H), (H, 4, H) and (4, H) instead of (width, 4H),
+    (H, 4H) and (4H,).  The same function; a cut of H gives every device
+    all four gates of its hidden units."""
+    return _lstm(b, layers, hidden, steps, batch, embed, stacked=True)
+
+
+def _lstm(b, layers, hidden, steps, batch, embed, stacked):
     xs = b.input("x", (steps, batch, embed))
     ys = b.label("targets", (steps, batch, hidden))
+    gates = (4, hidden) if stacked else (4 * hidden,)
+    cell = lstm_cell_stacked if stacked else lstm_cell
     params = []
     for layer in range(layers):
         width = embed if layer == 0 else hidden
-        params.append((b.weight(f"wx{layer}", (width, 4 * hidden)),
-                       b.weight(f"wh{layer}", (hidden, 4 * hidden)),
-                       b.weight(f"b{layer}", (4 * hidden,))))
+        params.append((b.weight(f"wx{layer}", (width, *gates)),
+                       b.weight(f"wh{layer}", (hidden, *gates)),
+                       b.weight(f"b{layer}", gates)))
     zeros = b.full((batch, hidden), 0.0)
     state = [(zeros, zeros) for _ in range(layers)]
     loss = None
     for t in range(steps):
         x = b.reshape(b.slice(xs, (t, 0, 0), (1, batch, embed)), (batch, embed), [[0, 1], [2]])
         for layer, (wx, wh, bias) in enumerate(params):
-            h, c = lstm_cell(b, x, *state[layer], wx, wh, bias, hidden)
+            h, c = cell(b, x, *state[layer], wx, wh, bias, hidden)
             state[layer] = (h, c)
             x = h
         y = b.reshape(b.slice(ys, (t, 0, 0), (1, batch, hidden)), (batch, hidden), [[0, 1], [2]])
@@ -244,6 +274,16 @@ MODELS = [
            "batch": _BATCH,
            "embed": "size of each step's input (an embedded token)"},
           aliases=("lstm",), pattern="RNN-L-H"),
+    Model("rnn-stacked", rnn_stacked,
+          "rnn with each layer's four gates as a dimension of their own "
+          "(weights K x 4 x H): the same LSTM, whose products are einsums "
+          "that a cut of H splits by whole gates",
+          {"layers": "LSTM layers",
+           "hidden": "hidden size of every layer",
+           "steps": "time steps, unrolled",
+           "batch": _BATCH,
+           "embed": "size of each step's input (an embedded token)"},
+          aliases=("lstm-stacked",)),
     Model("wresnet", wresnet,
           "bottleneck Wide ResNet, softmax cross-entropy; WResNet-D-W has "
           "depth D (50, 101, 152) and width W, e.g. WResNet-152-10",

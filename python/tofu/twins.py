@@ -3,7 +3,7 @@
     /usr/bin/python3 -m tofu.twins check mlp --layers 2 --hidden 16 \\
         --tofu-opt build/bin/tofu-opt --tofu-run build/bin/tofu-run
 
-A twin of `mlp`, `rnn` (`lstm`), `wresnet` or `transformer` takes the
+A twin of `mlp`, `rnn` (`lstm`), `rnn-stacked`, `wresnet` or `transformer` takes the
 weights in the zoo's layouts (a dense weight is (in, out) and is applied as
 `x @ w + b`; a convolution weight is (out, in, kh, kw)) and computes the
 zoo's loss with the zoo's constants: softmax cross-entropy
@@ -35,7 +35,7 @@ import tempfile
 
 from tofu import cli, models
 
-TWIN_MODELS = ("mlp", "rnn", "wresnet", "transformer")
+TWIN_MODELS = ("mlp", "rnn", "rnn-stacked", "wresnet", "transformer")
 
 
 # -- the zoo side (standard library only) ----------------------------------
@@ -207,6 +207,18 @@ def _rnn(torch, p, o, xs, ys):
     return loss
 
 
+def _rnn_stacked(torch, p, o, xs, ys):
+    # The zoo's (width, 4, H) weights are the (width, 4H) ones of `rnn`.
+    flat = {k: v.reshape(v.shape[0], -1) if k[:2] in ("wx", "wh") else
+            v.reshape(-1) for k, v in p.items()}
+    return _rnn(torch, flat, o, xs, ys)
+
+
+def _rnn_stacked_weights(o):
+    return [(name, shape[:-1] + (4, o["hidden"])) for name, shape in
+            _rnn_weights(o)]
+
+
 def _rnn_weights(o):
     shapes = []
     for layer in range(o["layers"]):
@@ -323,6 +335,7 @@ def _transformer(torch, p, o, x, target):
 
 
 _TWINS = {"mlp": (_mlp, _mlp_weights), "rnn": (_rnn, _rnn_weights),
+          "rnn-stacked": (_rnn_stacked, _rnn_stacked_weights),
           "wresnet": (_wresnet, _wresnet_weights),
           "transformer": (_transformer, _transformer_weights)}
 

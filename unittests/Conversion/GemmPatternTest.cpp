@@ -4,7 +4,9 @@
 // and transposed products in any loop order, the backward products of
 // tofu-autodiff, and the forms that must not match (two M loops, a
 // reduction that indexes the output, a parallel K, a loop that indexes
-// one operand alone, a loop used twice, a missing N).
+// one operand alone, a loop used twice, a missing N); and the grouped
+// products of matchGroupedGemmPattern (several loops per M, N or K, held
+// adjacent and in one order) with the groups it must refuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +76,57 @@ TEST(GemmPattern, RejectsWhatIsNoProduct) {
   // Loops out of range and the wrong operand count.
   EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 5}, {2, 1}, {0, 1}}));
   EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}}));
+}
+
+TEST(GemmPattern, GroupedGatesOfAnLSTM) {
+  // gates(b, g, h) += x(b, k) * wx(k, g, h): loops (b, g, h, k), N = (g, h).
+  auto match =
+      matchGroupedGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 1, 2}});
+  ASSERT_TRUE(match);
+  EXPECT_TRUE(match->isGrouped());
+  EXPECT_TRUE(match->batchLoops.empty());
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{0}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{1, 2}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{3}));
+  // The single-loop matcher refuses it.
+  EXPECT_FALSE(
+      matchGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 1, 2}}));
+}
+
+TEST(GemmPattern, GroupedGradientsKeepTheOperandsOrder) {
+  // dx(b, k) += dgates(b, g, h) * wx(k, g, h): loops (b, k, g, h), K = (g, h).
+  auto dx =
+      matchGroupedGemmPattern(4, {P, P, R, R}, {{0, 2, 3}, {1, 2, 3}, {0, 1}});
+  ASSERT_TRUE(dx);
+  EXPECT_EQ(dx->kLoops, (std::vector<unsigned>{2, 3}));
+  // dwx(k, g, h) += x(b, k) * dgates(b, g, h) with the loops numbered
+  // (h, k, b, g): the group follows the operands (g before h), not the
+  // loop numbers.
+  auto dw =
+      matchGroupedGemmPattern(4, {P, P, R, P}, {{2, 1}, {2, 3, 0}, {1, 3, 0}});
+  ASSERT_TRUE(dw);
+  EXPECT_EQ(dw->mLoops, (std::vector<unsigned>{1}));
+  EXPECT_EQ(dw->nLoops, (std::vector<unsigned>{3, 0}));
+  EXPECT_EQ(dw->kLoops, (std::vector<unsigned>{2}));
+  // Without groups the rule is matchGemmPattern's.
+  auto plain = matchGroupedGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}, {0, 1}});
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->isGrouped());
+}
+
+TEST(GemmPattern, RefusesGroupsThatDoNotCollapse) {
+  // N = (g, h) held as (g, h) by B but (h, g) by C.
+  EXPECT_FALSE(
+      matchGroupedGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 2, 1}}));
+  // N = (g, h) not adjacent in C: C(g, b, h).
+  EXPECT_FALSE(
+      matchGroupedGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {1, 0, 2}}));
+  // K = (k0, k1) split by M in A: A(k0, m, k1).
+  EXPECT_FALSE(
+      matchGroupedGemmPattern(4, {P, P, R, R}, {{2, 0, 3}, {2, 3, 1}, {0, 1}}));
+  // A reduction that indexes the output, and an empty N.
+  EXPECT_FALSE(matchGroupedGemmPattern(3, {P, R, R}, {{0, 2}, {2, 1}, {0, 1}}));
+  EXPECT_FALSE(matchGroupedGemmPattern(3, {P, P, R}, {{0, 1, 2}, {2}, {0, 1}}));
 }
 
 } // namespace

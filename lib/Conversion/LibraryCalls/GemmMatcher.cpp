@@ -2,7 +2,7 @@
 //
 // Finds the linalg ops that a (strided-batched) GEMM computes: named
 // matmuls and the `linalg.generic` products of tofu-autodiff's backward
-// pass, from their indexing maps (gemm::matchGemmPattern) and a
+// pass, from their indexing maps (gemm::matchGroupedGemmPattern) and a
 // multiply-accumulate body (which the convolution matcher shares). Also
 // the FLOP counts that the backends' reports add up.
 //
@@ -98,16 +98,17 @@ std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   std::vector<bool> parallel;
   for (utils::IteratorType t : op.getIteratorTypesArray())
     parallel.push_back(t == utils::IteratorType::parallel);
-  std::optional<gemm::GemmPattern> pattern =
-      gemm::matchGemmPattern(op.getNumLoops(), parallel, operandLoops);
+  std::optional<tofu::gemm::GroupedGemmPattern> pattern =
+      tofu::gemm::matchGroupedGemmPattern(op.getNumLoops(), parallel,
+                                          operandLoops);
   if (!pattern)
     return std::nullopt;
   GemmMatch match;
   match.batchLoops.assign(pattern->batchLoops.begin(),
                           pattern->batchLoops.end());
-  match.mLoop = pattern->mLoop;
-  match.nLoop = pattern->nLoop;
-  match.kLoop = pattern->kLoop;
+  match.mLoops.assign(pattern->mLoops.begin(), pattern->mLoops.end());
+  match.nLoops.assign(pattern->nLoops.begin(), pattern->nLoops.end());
+  match.kLoops.assign(pattern->kLoops.begin(), pattern->kLoops.end());
   // A is the input indexed by M: input 0 by the pattern's rule.
   match.lhsInput = 0;
   match.rhsInput = 1;

@@ -1,18 +1,44 @@
 //===- GemmPattern.cpp - Matrix products from loop structure --------------===//
 //
 // Implements the MLIR-free rule of GemmPattern.h: every loop is classified
-// by the operands it indexes and its iterator type.
+// by the operands it indexes and its iterator type; a group of several
+// loops must be adjacent, in one order, in both operands that hold it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/LibraryCalls/GemmPattern.h"
 
+#include <algorithm>
+
 using namespace tofu::gemm;
 
-std::optional<GemmPattern>
-tofu::gemm::matchGemmPattern(unsigned numLoops,
-                             const std::vector<bool> &parallel,
-                             const std::vector<std::vector<unsigned>> &loops) {
+namespace {
+
+/// The loops of `group` as operand `loops` holds them: the group's loops
+/// must be adjacent there. Returns an empty vector when they are not (or
+/// when the operand holds none of them).
+std::vector<unsigned> heldInOrder(const std::vector<unsigned> &loops,
+                                  const std::vector<unsigned> &group) {
+  std::vector<unsigned> held;
+  size_t first = loops.size();
+  for (size_t d = 0; d < loops.size(); ++d)
+    if (std::find(group.begin(), group.end(), loops[d]) != group.end()) {
+      if (held.empty())
+        first = d;
+      else if (d != first + held.size())
+        return {};
+      held.push_back(loops[d]);
+    }
+  if (held.size() != group.size())
+    return {};
+  return held;
+}
+
+} // namespace
+
+std::optional<GroupedGemmPattern> tofu::gemm::matchGroupedGemmPattern(
+    unsigned numLoops, const std::vector<bool> &parallel,
+    const std::vector<std::vector<unsigned>> &loops) {
   if (loops.size() != 3 || parallel.size() != numLoops)
     return std::nullopt;
   // indexes[i][l]: operand i is indexed by loop l.
@@ -23,25 +49,49 @@ tofu::gemm::matchGemmPattern(unsigned numLoops,
         return std::nullopt;
       indexes[i][l] = true;
     }
-  GemmPattern match;
-  std::optional<unsigned> m, n, k;
+  GroupedGemmPattern match;
   for (unsigned l = 0; l < numLoops; ++l) {
     bool a = indexes[0][l], b = indexes[1][l], c = indexes[2][l];
     if (a && b && c && parallel[l])
       match.batchLoops.push_back(l);
-    else if (a && !b && c && parallel[l] && !m)
-      m = l;
-    else if (!a && b && c && parallel[l] && !n)
-      n = l;
-    else if (a && b && !c && !parallel[l] && !k)
-      k = l;
+    else if (a && !b && c && parallel[l])
+      match.mLoops.push_back(l);
+    else if (!a && b && c && parallel[l])
+      match.nLoops.push_back(l);
+    else if (a && b && !c && !parallel[l])
+      match.kLoops.push_back(l);
     else
       return std::nullopt;
   }
-  if (!m || !n || !k)
+  // Each group in the order of its two operands, which must agree.
+  struct Group {
+    std::vector<unsigned> *loops;
+    unsigned first, second;
+  };
+  for (Group g : {Group{&match.mLoops, 0, 2}, Group{&match.nLoops, 1, 2},
+                  Group{&match.kLoops, 0, 1}}) {
+    if (g.loops->empty())
+      return std::nullopt;
+    std::vector<unsigned> order = heldInOrder(loops[g.first], *g.loops);
+    if (order.empty() || order != heldInOrder(loops[g.second], *g.loops))
+      return std::nullopt;
+    *g.loops = std::move(order);
+  }
+  return match;
+}
+
+std::optional<GemmPattern>
+tofu::gemm::matchGemmPattern(unsigned numLoops,
+                             const std::vector<bool> &parallel,
+                             const std::vector<std::vector<unsigned>> &loops) {
+  std::optional<GroupedGemmPattern> grouped =
+      matchGroupedGemmPattern(numLoops, parallel, loops);
+  if (!grouped || grouped->isGrouped())
     return std::nullopt;
-  match.mLoop = *m;
-  match.nLoop = *n;
-  match.kLoop = *k;
+  GemmPattern match;
+  match.batchLoops = grouped->batchLoops;
+  match.mLoop = grouped->mLoops.front();
+  match.nLoop = grouped->nLoops.front();
+  match.kLoop = grouped->kLoops.front();
   return match;
 }

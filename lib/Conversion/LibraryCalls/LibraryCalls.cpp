@@ -65,6 +65,9 @@ struct OperandView {
   SmallVector<Value> loopStrides;
   /// Size of the memref dimension that each loop indexes, or null.
   SmallVector<Value> loopSizes;
+  /// The same as the memref type knows them (ShapedType::kDynamic when it
+  /// does not).
+  SmallVector<int64_t> staticStrides, staticSizes;
 };
 
 OperandView getOperandView(OpBuilder &b, Location loc, Value memref,
@@ -75,10 +78,19 @@ OperandView getOperandView(OpBuilder &b, Location loc, Value memref,
   Value zero = index(b, loc, 0);
   view.loopStrides.assign(map.getNumDims(), zero);
   view.loopSizes.assign(map.getNumDims(), Value());
+  view.staticStrides.assign(map.getNumDims(), ShapedType::kDynamic);
+  view.staticSizes.assign(map.getNumDims(), ShapedType::kDynamic);
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  bool strided = succeeded(type.getStridesAndOffset(strides, offset));
   for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
     unsigned loop = cast<AffineDimExpr>(expr).getPosition();
     view.loopStrides[loop] = buffer.strides[pos];
     view.loopSizes[loop] = buffer.sizes[pos];
+    if (strided)
+      view.staticStrides[loop] = strides[pos];
+    view.staticSizes[loop] = type.getDimSize(pos);
   }
   return view;
 }
@@ -127,7 +139,47 @@ void createLibraryCall(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 
 } // namespace
 
-/// Replaces `op` by a call of the runtime's GEMM.
+/// One M, N or K group of a product as one dimension of the call: its
+/// extent and, per operand that holds it, its stride (that of the group's
+/// innermost loop). The group is one dimension of an operand when each of
+/// its loops strides over the next one's whole extent; `conditions` gets
+/// each such equality that the buffers' static strides do not settle.
+/// Returns false when one of them is statically false.
+static bool foldGroup(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
+                      ArrayRef<const OperandView *> holders, Value &size,
+                      SmallVector<Value, 2> &strides,
+                      SmallVector<Value> &conditions) {
+  size = holders.front()->loopSizes[loops.front()];
+  for (unsigned loop : loops.drop_front())
+    size =
+        arith::MulIOp::create(b, loc, size, holders.front()->loopSizes[loop]);
+  for (const OperandView *view : holders) {
+    strides.push_back(view->loopStrides[loops.back()]);
+    for (auto [outer, inner] :
+         llvm::zip(loops.drop_back(), loops.drop_front())) {
+      int64_t stride = view->staticStrides[inner];
+      int64_t extent = view->staticSizes[inner];
+      int64_t have = view->staticStrides[outer];
+      if (!ShapedType::isDynamic(stride) && !ShapedType::isDynamic(extent) &&
+          !ShapedType::isDynamic(have)) {
+        if (have != stride * extent)
+          return false;
+        continue;
+      }
+      Value want = arith::MulIOp::create(b, loc, view->loopStrides[inner],
+                                         view->loopSizes[inner]);
+      conditions.push_back(arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, view->loopStrides[outer], want));
+    }
+  }
+  return true;
+}
+
+/// Replaces `op` by a call of the runtime's GEMM. A product whose grouped
+/// loops the buffers' strides do not make one dimension each stays as it
+/// is (generated loops); where only the strides at run time can tell, the
+/// call runs under that condition and the op, with its zero fill, is the
+/// other branch.
 static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
                       const GemmMatch &match, StringRef entry,
                       StringRef library, StringRef pass) {
@@ -138,15 +190,37 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
   Value bb = op.getDpsInputOperand(match.rhsInput)->get();
   Value c = op.getDpsInitOperand(0)->get();
 
-  float beta = takeZeroFillBefore(op, c);
-
   OperandView va = getOperandView(b, loc, a, maps[match.lhsInput]);
   OperandView vb = getOperandView(b, loc, bb, maps[match.rhsInput]);
   OperandView vc = getOperandView(b, loc, c, maps[2]);
 
-  Value m = vc.loopSizes[match.mLoop];
-  Value n = vc.loopSizes[match.nLoop];
-  Value k = va.loopSizes[match.kLoop];
+  // m, n, k and their strides: A (m, k), B (k, n), C (m, n).
+  Value m, n, k;
+  SmallVector<Value, 2> mStrides, nStrides, kStrides;
+  SmallVector<Value> conditions;
+  if (!foldGroup(b, loc, match.mLoops, {&va, &vc}, m, mStrides, conditions) ||
+      !foldGroup(b, loc, match.nLoops, {&vb, &vc}, n, nStrides, conditions) ||
+      !foldGroup(b, loc, match.kLoops, {&va, &vb}, k, kStrides, conditions)) {
+    LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
+                            << " stays loops: a group is not contiguous\n");
+    return;
+  }
+  linalg::FillOp fill = getZeroFillBefore(op, c);
+  float beta = fill ? 0.0f : 1.0f;
+  if (!conditions.empty()) {
+    Value all = conditions.front();
+    for (Value cond : ArrayRef<Value>(conditions).drop_front())
+      all = arith::AndIOp::create(b, loc, all, cond);
+    auto ifOp = scf::IfOp::create(b, loc, all, /*withElseRegion=*/true);
+    if (fill)
+      fill->moveBefore(ifOp.elseBlock()->getTerminator());
+    op->moveBefore(ifOp.elseBlock()->getTerminator());
+    op->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  } else if (fill) {
+    fill.erase();
+  }
+
   Value one = index(b, loc, 1);
   Value batch = one;
   Value zero = index(b, loc, 0);
@@ -178,28 +252,19 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
     pc = advance(pc, vc.loopStrides[loop]);
   }
 
-  SmallVector<Value> args{batch,
-                          m,
-                          n,
-                          k,
-                          pa,
-                          va.loopStrides[match.mLoop],
-                          va.loopStrides[match.kLoop],
-                          aBatch,
-                          pb,
-                          vb.loopStrides[match.kLoop],
-                          vb.loopStrides[match.nLoop],
-                          bBatch,
-                          pc,
-                          vc.loopStrides[match.mLoop],
-                          vc.loopStrides[match.nLoop],
-                          cBatch};
+  SmallVector<Value> args{batch, m,           n,           k,
+                          pa,    mStrides[0], kStrides[0], aBatch,
+                          pb,    kStrides[1], nStrides[0], bBatch,
+                          pc,    mStrides[1], nStrides[1], cBatch};
   args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                 llvm::APFloat(beta)));
   createLibraryCall(b, module, op, entry, library, args);
   LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName() << " -> " << entry
-                          << " beta " << beta << "\n");
-  op->erase();
+                          << " beta " << beta
+                          << (conditions.empty() ? "" : " (checked strides)")
+                          << "\n");
+  if (conditions.empty())
+    op->erase();
 }
 
 /// Replaces `op` by a call of the runtime's convolution of its kind, on
@@ -271,7 +336,7 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
 LogicalResult tofu::lowerLibraryCalls(
     ModuleOp module, StringRef pass,
     llvm::function_ref<LibraryCallEntries(Type)> entriesFor) {
-  SmallVector<std::tuple<linalg::LinalgOp, GemmMatch, LibraryCallEntries>>
+  std::vector<std::tuple<linalg::LinalgOp, GemmMatch, LibraryCallEntries>>
       gemms;
   SmallVector<std::pair<linalg::LinalgOp, conv::ConvPattern>> convolutions;
   SmallVector<LibraryCallEntries> convEntries;

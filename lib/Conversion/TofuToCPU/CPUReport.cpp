@@ -74,6 +74,8 @@ Counts countFunction(FunctionOpInterface func) {
       c.second += flops ? flops.getInt() : 0;
       return;
     }
+    if (op->hasAttr(tofu::kLibraryFallbackAttr))
+      return;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       ++counts.generatedOps;
       if (std::optional<int64_t> flops = tofu::getKernelFlops(linalgOp))

@@ -86,6 +86,8 @@ Counts countFunction(FunctionOpInterface func) {
       ++counts.kernels;
       return;
     }
+    if (op->hasAttr(tofu::kLibraryFallbackAttr))
+      return;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       // Every op becomes a kernel, a 0-d one a kernel of one thread.
       ++counts.kernels;

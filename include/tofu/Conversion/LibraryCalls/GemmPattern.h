@@ -38,6 +38,33 @@ std::optional<GemmPattern>
 matchGemmPattern(unsigned numLoops, const std::vector<bool> &parallel,
                  const std::vector<std::vector<unsigned>> &operandLoops);
 
+/// A matrix product whose M, N and K may each be several loops: C[b..](m..,
+/// n..) += A[b..](m.., k..) * B[b..](k.., n..), as an einsum such as
+/// `bk,kgh->bgh` (the gates of an LSTM kept as their own dimension) and its
+/// gradients write it. Each group lists its loops in the order in which the
+/// operands hold them.
+struct GroupedGemmPattern {
+  std::vector<unsigned> batchLoops;
+  std::vector<unsigned> mLoops, nLoops, kLoops;
+
+  /// True when some group has more than one loop: the product must first
+  /// be collapsed to one loop per group (tofu-collapse-contractions).
+  bool isGrouped() const {
+    return mLoops.size() > 1 || nLoops.size() > 1 || kLoops.size() > 1;
+  }
+};
+
+/// matchGemmPattern with groups: every loop is a batch loop, or belongs to
+/// the M group (A and C, parallel), the N group (B and C, parallel) or the
+/// K group (A and B, a reduction), and no group is empty. Each operand that
+/// holds a group's loops holds them as adjacent dimensions, in the same
+/// order as the other operand that holds them, so that collapsing the
+/// group's dimensions of each operand (row-major, contiguous) gives one
+/// loop per group. Returns std::nullopt for anything else.
+std::optional<GroupedGemmPattern>
+matchGroupedGemmPattern(unsigned numLoops, const std::vector<bool> &parallel,
+                        const std::vector<std::vector<unsigned>> &operandLoops);
+
 } // namespace gemm
 } // namespace tofu
 

@@ -38,6 +38,12 @@ namespace tofu {
 /// convert-tofu-to-mpi{runtime=gpu}); the reports count the calls by it.
 inline constexpr llvm::StringLiteral kLibraryAttr = "tofu.library";
 
+/// On a linalg op that a library call replaces when the buffers' strides
+/// allow it, checked at run time: the op is the other branch, and the
+/// reports count the call, not the op.
+inline constexpr llvm::StringLiteral kLibraryFallbackAttr =
+    "tofu.library_fallback";
+
 /// On a runtime call: the one operand (a buffer) that the call writes; it
 /// reads its other buffer operands and frees nothing. convert-tofu-to-mpi
 /// tags its collectives so, which lets the library calls' analyses see
@@ -49,12 +55,14 @@ inline constexpr llvm::StringLiteral kWritesOperandAttr = "tofu.writes_operand";
 inline constexpr llvm::StringLiteral kDeviceOperandsAttr =
     "tofu.device_operands";
 
-/// The loops of a linalg op that computes C[b..](m, n) += A[b..](m, k) *
-/// B[b..](k, n): loop positions of the batch loops (outermost first), of M,
-/// N and K, and which input is A (the one indexed by M).
+/// The loops of a linalg op that computes C[b..](m.., n..) += A[b..](m..,
+/// k..) * B[b..](k.., n..): loop positions of the batch loops (outermost
+/// first), of the M, N and K groups (usually one loop each; several when
+/// the operands hold a group's dimensions adjacent and in one order, as an
+/// einsum `bk,kgh->bgh` does), and which input is A (the one indexed by M).
 struct GemmMatch {
   llvm::SmallVector<unsigned> batchLoops;
-  unsigned mLoop = 0, nLoop = 0, kLoop = 0;
+  llvm::SmallVector<unsigned> mLoops, nLoops, kLoops;
   unsigned lhsInput = 0, rhsInput = 1;
   /// The element type of every operand (f32 or f64).
   mlir::Type elementType;
@@ -62,9 +70,11 @@ struct GemmMatch {
 
 /// Matches a linalg op (named or generic, on tensors or buffers) on f32 or
 /// f64 operands of one element type whose body is `out + in0 * in1` and
-/// whose indexing maps are projected permutations with one M, one N, one K
-/// and any number of batch loops (gemm::matchGemmPattern). Returns
-/// std::nullopt for anything else.
+/// whose indexing maps are projected permutations with an M, an N and a K
+/// group and any number of batch loops (gemm::matchGroupedGemmPattern).
+/// Returns std::nullopt for anything else. A group of several loops is one
+/// dimension of the call where each operand holds it contiguously; the
+/// lowering checks that on the buffers' strides.
 std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
 
 /// Whether `op` is a GEMM or a convolution by the matchers, whatever its

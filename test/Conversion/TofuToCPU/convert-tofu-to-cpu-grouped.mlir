@@ -1,0 +1,90 @@
+// RUN: tofu-opt %s --convert-tofu-to-cpu --canonicalize | FileCheck %s
+
+// Tests that products whose N or K spans two loops (the einsum
+// `bk,kgh->bgh` of an LSTM with stacked gates, and its data gradient
+// `bgh,kgh->bk`) become one GEMM call with each group as one dimension:
+// unconditionally where the buffers' static strides make each group
+// contiguous, under a run-time check of the strides with the op (and its
+// zero fill) as the other branch where they are dynamic, and not at all
+// where the static strides leave a gap inside a group.
+
+#x = affine_map<(b, g, h, k) -> (b, k)>
+#w = affine_map<(b, g, h, k) -> (k, g, h)>
+#o = affine_map<(b, g, h, k) -> (b, g, h)>
+
+// n = 4 * 5 = 20 with stride 1 in B and C; beta 0 (the fill is taken).
+// CHECK-LABEL: func.func @static
+// CHECK-NOT: scf.if
+// CHECK-NOT: linalg.fill
+// CHECK: call @tofu_cpu_sgemm(%c1, %c8, %c20, %c16, %{{.*}}, %c16, %c1, %c0, %{{.*}}, %c20, %c1, %c0, %{{.*}}, %c20, %c1, %c0, %cst)
+// CHECK-NOT: linalg.generic
+func.func @static(%x: memref<8x16xf32>, %w: memref<16x4x5xf32>, %o: memref<8x4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%o : memref<8x4x5xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x16xf32>, memref<16x4x5xf32>) outs(%o : memref<8x4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// The weight's strides are only known at run time: the call runs when
+// stride(g) = 5 * stride(h), the op otherwise.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: %[[BASE:.*]], %{{.*}}, %{{.*}}:3, %[[S:.*]]:3 = memref.extract_strided_metadata %arg1
+// CHECK: %[[WANT:.*]] = arith.muli %[[S]]#2, %c5
+// CHECK: %[[OK:.*]] = arith.cmpi eq, %[[S]]#1, %[[WANT]]
+// CHECK: scf.if %[[OK]] {
+// CHECK:   call @tofu_cpu_sgemm(%c1, %c8, %c20, %c16, %{{.*}}, %c16, %c1, %c0, %{{.*}}, %[[S]]#0, %[[S]]#2, %c0, %{{.*}}, %c20, %c1, %c0, %cst)
+// CHECK: } else {
+// CHECK:   linalg.fill
+// CHECK:   linalg.generic
+// CHECK-SAME: tofu.library_fallback
+func.func @dynamic(%x: memref<8x16xf32>, %w: memref<16x4x5xf32, strided<[?, ?, ?], offset: ?>>, %o: memref<8x4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%o : memref<8x4x5xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x16xf32>, memref<16x4x5xf32, strided<[?, ?, ?], offset: ?>>) outs(%o : memref<8x4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// stride(g) = 10, not 5: the group is no dimension of the weight.
+// CHECK-LABEL: func.func @gapped
+// CHECK-NOT: call
+// CHECK: linalg.generic
+// CHECK-NOT: tofu.library_fallback
+// CHECK: return
+func.func @gapped(%x: memref<8x16xf32>, %w: memref<16x4x5xf32, strided<[40, 10, 1]>>, %o: memref<8x4x5xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x16xf32>, memref<16x4x5xf32, strided<[40, 10, 1]>>) outs(%o : memref<8x4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// The data gradient: K = (g, h), 20 with stride 1 in A and B.
+// CHECK-LABEL: func.func @grouped_k
+// CHECK: call @tofu_cpu_sgemm(%c1, %c8, %c16, %c20, %{{.*}}, %c20, %c1, %c0, %{{.*}}, %c1, %c20, %c0, %{{.*}}, %c16, %c1, %c0, %cst)
+func.func @grouped_k(%dy: memref<8x4x5xf32>, %w: memref<16x4x5xf32>, %dx: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dx : memref<8x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, k, g, h) -> (b, g, h)>, affine_map<(b, k, g, h) -> (k, g, h)>, affine_map<(b, k, g, h) -> (b, k)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%dy, %w : memref<8x4x5xf32>, memref<16x4x5xf32>) outs(%dx : memref<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
