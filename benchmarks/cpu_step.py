@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU training step: tofu-run next to PyTorch on the same models.
 
-    python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm,mlp300]
+    python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm,lstm-stacked,mlp300]
         [--steps 20] [--warmup 3] [--tofu-run PATH] [--skip-torch] [--ranks2]
         [--workers2]
 
@@ -65,6 +65,9 @@ MODELS = {
                     "Transformer 2 layers, h256, 4 heads, seq 128, batch 8"),
     "lstm": ("rnn", {}, "LSTM zoo defaults: 2x64, 20 steps, batch 8, "
                         "embed 1024"),
+    # The same LSTM with its gates as a dimension (weights K x 4 x H).
+    "lstm-stacked": ("rnn-stacked", {}, "LSTM, gates stacked: 2x64, 20 "
+                                        "steps, batch 8, embed 1024"),
     # The third row of issue 18's table: SOYBEAN's MLP, small GEMMs.
     "mlp300": ("mlp", dict(layers=5, hidden=300, features=300, classes=300,
                            batch=400), "MLP 5x300, batch 400"),
@@ -83,7 +86,7 @@ def matmul_macs(name, options):
             out = o["classes"] if i == o["layers"] - 1 else o["hidden"]
             ops.append((o["batch"] * width * out, i > 0))
             width = out
-    elif model == "rnn":
+    elif model in ("rnn", "rnn-stacked"):
         h4 = 4 * o["hidden"]
         for t in range(o["steps"]):
             for layer in range(o["layers"]):
@@ -296,7 +299,7 @@ def _torch_rank(rank, job, port, queue):
         if ranks > 1:
             # The batch dimension: 1 for the RNN's (steps, batch, ...), 0
             # elsewhere (the Transformer's tokens are batch-major).
-            dim = 1 if model == "rnn" else 0
+            dim = 1 if model in ("rnn", "rnn-stacked") else 0
             part = t.shape[dim] // ranks
             t = t.narrow(dim, rank * part, part).contiguous()
         data.append(t)
