@@ -274,16 +274,6 @@ MODELS = [
            "batch": _BATCH,
            "embed": "size of each step's input (an embedded token)"},
           aliases=("lstm",), pattern="RNN-L-H"),
-    Model("rnn-stacked", rnn_stacked,
-          "rnn with each layer's four gates as a dimension of their own "
-          "(weights K x 4 x H): the same LSTM, whose products are einsums "
-          "that a cut of H splits by whole gates",
-          {"layers": "LSTM layers",
-           "hidden": "hidden size of every layer",
-           "steps": "time steps, unrolled",
-           "batch": _BATCH,
-           "embed": "size of each step's input (an embedded token)"},
-          aliases=("lstm-stacked",)),
     Model("wresnet", wresnet,
           "bottleneck Wide ResNet, softmax cross-entropy; WResNet-D-W has "
           "depth D (50, 101, 152) and width W, e.g. WResNet-152-10",
@@ -337,6 +327,16 @@ MODELS = [
            "narrow": "divides the channels of every convolution",
            "fc": "units of the two hidden dense layers"},
           aliases=("vgg-16",)),
+    Model("rnn-stacked", rnn_stacked,
+          "rnn with each layer's four gates as a dimension of their own "
+          "(weights K x 4 x H): the same LSTM, whose products are einsums "
+          "that a cut of H splits by whole gates",
+          {"layers": "LSTM layers",
+           "hidden": "hidden size of every layer",
+           "steps": "time steps, unrolled",
+           "batch": _BATCH,
+           "embed": "size of each step's input (an embedded token)"},
+          aliases=("lstm-stacked",)),
 ]
 
 
@@ -348,12 +348,15 @@ def _size(text):
 def find_model(name):
     """Maps a model name to (Model, defaults the name sets), or None."""
     lower = name.lower()
+    by_name = {model.name: model for model in MODELS}
     m = re.fullmatch(r"rnn-(\d+)-(\d+k?)", lower)
     if m:
-        return MODELS[1], {"layers": int(m.group(1)), "hidden": _size(m.group(2))}
+        return by_name["rnn"], {"layers": int(m.group(1)),
+                                "hidden": _size(m.group(2))}
     m = re.fullmatch(r"wresnet-(\d+)-(\d+)", lower)
     if m:
-        return MODELS[2], {"depth": int(m.group(1)), "width": int(m.group(2))}
+        return by_name["wresnet"], {"depth": int(m.group(1)),
+                                    "width": int(m.group(2))}
     for model in MODELS:
         if lower == model.name or lower in model.aliases:
             return model, {}

@@ -194,12 +194,13 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
   OperandView vb = getOperandView(b, loc, bb, maps[match.rhsInput]);
   OperandView vc = getOperandView(b, loc, c, maps[2]);
 
-  // m, n, k and their strides: A (m, k), B (k, n), C (m, n).
+  // m, n, k and their strides: C (m, n), A (m, k), B (k, n); the extents
+  // of m and n are C's, that of k is A's.
   Value m, n, k;
   SmallVector<Value, 2> mStrides, nStrides, kStrides;
   SmallVector<Value> conditions;
-  if (!foldGroup(b, loc, match.mLoops, {&va, &vc}, m, mStrides, conditions) ||
-      !foldGroup(b, loc, match.nLoops, {&vb, &vc}, n, nStrides, conditions) ||
+  if (!foldGroup(b, loc, match.mLoops, {&vc, &va}, m, mStrides, conditions) ||
+      !foldGroup(b, loc, match.nLoops, {&vc, &vb}, n, nStrides, conditions) ||
       !foldGroup(b, loc, match.kLoops, {&va, &vb}, k, kStrides, conditions)) {
     LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
                             << " stays loops: a group is not contiguous\n");
@@ -253,9 +254,9 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
   }
 
   SmallVector<Value> args{batch, m,           n,           k,
-                          pa,    mStrides[0], kStrides[0], aBatch,
-                          pb,    kStrides[1], nStrides[0], bBatch,
-                          pc,    mStrides[1], nStrides[1], cBatch};
+                          pa,    mStrides[1], kStrides[0], aBatch,
+                          pb,    kStrides[1], nStrides[1], bBatch,
+                          pc,    mStrides[0], nStrides[0], cBatch};
   args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                 llvm::APFloat(beta)));
   createLibraryCall(b, module, op, entry, library, args);
