@@ -11,6 +11,7 @@
 
 #include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
 #include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
+#include "tofu/Runtime/GemmPlan.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -141,20 +142,38 @@ void createLibraryCall(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
 
 /// One M, N or K group of a product as one dimension of the call: its
 /// extent and, per operand that holds it, its stride (that of the group's
-/// innermost loop). The group is one dimension of an operand when each of
-/// its loops strides over the next one's whole extent; `conditions` gets
-/// each such equality that the buffers' static strides do not settle.
-/// Returns false when one of them is statically false.
+/// innermost loop), each also as a constant where the types fix it
+/// (ShapedType::kDynamic where they do not).
+struct GroupDim {
+  Value size;
+  int64_t staticSize = 1;
+  SmallVector<Value, 2> strides;
+  SmallVector<int64_t, 2> staticStrides;
+};
+
+/// Folds `loops` into one GroupDim. The group is one dimension of an
+/// operand when each of its loops strides over the next one's whole
+/// extent; `conditions` gets each such equality that the buffers' static
+/// strides do not settle. Returns false when one of them is statically
+/// false.
 static bool foldGroup(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
-                      ArrayRef<const OperandView *> holders, Value &size,
-                      SmallVector<Value, 2> &strides,
+                      ArrayRef<const OperandView *> holders, GroupDim &group,
                       SmallVector<Value> &conditions) {
-  size = holders.front()->loopSizes[loops.front()];
+  const OperandView &first = *holders.front();
+  group.size = first.loopSizes[loops.front()];
   for (unsigned loop : loops.drop_front())
-    size =
-        arith::MulIOp::create(b, loc, size, holders.front()->loopSizes[loop]);
+    group.size =
+        arith::MulIOp::create(b, loc, group.size, first.loopSizes[loop]);
+  for (unsigned loop : loops) {
+    int64_t extent = first.staticSizes[loop];
+    if (ShapedType::isDynamic(extent) ||
+        ShapedType::isDynamic(group.staticSize) ||
+        llvm::MulOverflow(group.staticSize, extent, group.staticSize))
+      group.staticSize = ShapedType::kDynamic;
+  }
   for (const OperandView *view : holders) {
-    strides.push_back(view->loopStrides[loops.back()]);
+    group.strides.push_back(view->loopStrides[loops.back()]);
+    group.staticStrides.push_back(view->staticStrides[loops.back()]);
     for (auto [outer, inner] :
          llvm::zip(loops.drop_back(), loops.drop_front())) {
       int64_t stride = view->staticStrides[inner];
@@ -173,6 +192,60 @@ static bool foldGroup(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
     }
   }
   return true;
+}
+
+/// One operand as the call sees it: a rows x cols matrix with a row and a
+/// column stride.
+struct CallOperand {
+  const GroupDim &rows, &cols;
+  unsigned rowHolder, colHolder;
+
+  Value rowStride() const { return rows.strides[rowHolder]; }
+  Value colStride() const { return cols.strides[colHolder]; }
+};
+
+/// Whether the runtime's GEMM plan takes the operand (gpu::describeOperand:
+/// one dimension of unit stride, the other striding over at least the
+/// first's extent; extents that fit in int): true or false when the types
+/// settle it, std::nullopt when only the run time can.
+static std::optional<bool> isUsableStatically(const CallOperand &x) {
+  int64_t rows = x.rows.staticSize, cols = x.cols.staticSize;
+  int64_t rs = x.rows.staticStrides[x.rowHolder];
+  int64_t cs = x.cols.staticStrides[x.colHolder];
+  if (llvm::any_of(std::initializer_list<int64_t>{rows, cols, rs, cs},
+                   ShapedType::isDynamic))
+    return std::nullopt;
+  if (rows > INT_MAX || cols > INT_MAX)
+    return false;
+  gpu::StridedMatrix matrix;
+  matrix.rows = rows, matrix.cols = cols, matrix.row = rs, matrix.col = cs;
+  gpu::BlasOperand described;
+  return gpu::describeOperand(matrix, described);
+}
+
+/// The same test on the values at run time (the extents are not checked
+/// against INT_MAX there: the runtime refuses those calls).
+static Value isUsableAtRunTime(OpBuilder &b, Location loc,
+                               const CallOperand &x) {
+  Value one = index(b, loc, 1);
+  Value rows = arith::MaxSIOp::create(b, loc, x.rows.size, one);
+  Value cols = arith::MaxSIOp::create(b, loc, x.cols.size, one);
+  auto cmp = [&](arith::CmpIPredicate p, Value l, Value r) -> Value {
+    return arith::CmpIOp::create(b, loc, p, l, r);
+  };
+  auto any = [&](Value l, Value r) -> Value {
+    return arith::OrIOp::create(b, loc, l, r);
+  };
+  auto all = [&](Value l, Value r) -> Value {
+    return arith::AndIOp::create(b, loc, l, r);
+  };
+  using P = arith::CmpIPredicate;
+  Value oneRow = cmp(P::eq, rows, one), oneCol = cmp(P::eq, cols, one);
+  Value columnMajor = all(any(cmp(P::eq, x.rowStride(), one), oneRow),
+                          any(oneCol, cmp(P::sge, x.colStride(), rows)));
+  Value rowMajor = all(any(cmp(P::eq, x.colStride(), one), oneCol),
+                       any(oneRow, cmp(P::sge, x.rowStride(), cols)));
+  return any(columnMajor, rowMajor);
 }
 
 /// Replaces `op` by a call of the runtime's GEMM. A product whose grouped
@@ -196,16 +269,30 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
 
   // m, n, k and their strides: C (m, n), A (m, k), B (k, n); the extents
   // of m and n are C's, that of k is A's.
-  Value m, n, k;
-  SmallVector<Value, 2> mStrides, nStrides, kStrides;
+  GroupDim gm, gn, gk;
   SmallVector<Value> conditions;
-  if (!foldGroup(b, loc, match.mLoops, {&vc, &va}, m, mStrides, conditions) ||
-      !foldGroup(b, loc, match.nLoops, {&vc, &vb}, n, nStrides, conditions) ||
-      !foldGroup(b, loc, match.kLoops, {&va, &vb}, k, kStrides, conditions)) {
+  if (!foldGroup(b, loc, match.mLoops, {&vc, &va}, gm, conditions) ||
+      !foldGroup(b, loc, match.nLoops, {&vc, &vb}, gn, conditions) ||
+      !foldGroup(b, loc, match.kLoops, {&va, &vb}, gk, conditions)) {
     LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
                             << " stays loops: a group is not contiguous\n");
     return;
   }
+  // Each operand must be one the runtime's plan takes: settled by the
+  // types, or checked with the groups at run time.
+  bool checked = !conditions.empty();
+  for (CallOperand x : {CallOperand{gm, gk, 1, 0}, CallOperand{gk, gn, 1, 1},
+                        CallOperand{gm, gn, 0, 0}}) {
+    std::optional<bool> usable = isUsableStatically(x);
+    if (usable == false) {
+      LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
+                              << " stays loops: no BLAS operand\n");
+      return;
+    }
+    if (!usable && checked)
+      conditions.push_back(isUsableAtRunTime(b, loc, x));
+  }
+  Value m = gm.size, n = gn.size, k = gk.size;
   linalg::FillOp fill = getZeroFillBefore(op, c);
   float beta = fill ? 0.0f : 1.0f;
   if (!conditions.empty()) {
@@ -213,8 +300,10 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
     for (Value cond : ArrayRef<Value>(conditions).drop_front())
       all = arith::AndIOp::create(b, loc, all, cond);
     auto ifOp = scf::IfOp::create(b, loc, all, /*withElseRegion=*/true);
-    if (fill)
+    if (fill) {
       fill->moveBefore(ifOp.elseBlock()->getTerminator());
+      fill->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
+    }
     op->moveBefore(ifOp.elseBlock()->getTerminator());
     op->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
@@ -253,10 +342,22 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
     pc = advance(pc, vc.loopStrides[loop]);
   }
 
-  SmallVector<Value> args{batch, m,           n,           k,
-                          pa,    mStrides[1], kStrides[0], aBatch,
-                          pb,    kStrides[1], nStrides[1], bBatch,
-                          pc,    mStrides[0], nStrides[0], cBatch};
+  SmallVector<Value> args{batch,
+                          m,
+                          n,
+                          k,
+                          pa,
+                          gm.strides[1],
+                          gk.strides[0],
+                          aBatch,
+                          pb,
+                          gk.strides[1],
+                          gn.strides[1],
+                          bBatch,
+                          pc,
+                          gm.strides[0],
+                          gn.strides[0],
+                          cBatch};
   args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                 llvm::APFloat(beta)));
   createLibraryCall(b, module, op, entry, library, args);

@@ -6,7 +6,9 @@
 // unconditionally where the buffers' static strides make each group
 // contiguous, under a run-time check of the strides with the op (and its
 // zero fill) as the other branch where they are dynamic, and not at all
-// where the static strides leave a gap inside a group.
+// where the static strides leave a gap inside a group; and that a product
+// whose operand the runtime's GEMM plan cannot take (a broadcast weight,
+// strides 0) stays loops instead of a call that would abort.
 
 #x = affine_map<(b, g, h, k) -> (b, k)>
 #w = affine_map<(b, g, h, k) -> (k, g, h)>
@@ -32,15 +34,26 @@ func.func @static(%x: memref<8x16xf32>, %w: memref<16x4x5xf32>, %o: memref<8x4x5
 }
 
 // The weight's strides are only known at run time: the call runs when
-// stride(g) = 5 * stride(h), the op otherwise.
+// stride(g) = 5 * stride(h) and the weight, as the 16 x 20 matrix B, has a
+// unit stride along one dimension and a stride of at least the other's
+// extent along the other (as the runtime's plan needs); the op and its
+// fill run otherwise.
 // CHECK-LABEL: func.func @dynamic
 // CHECK: %[[BASE:.*]], %{{.*}}, %{{.*}}:3, %[[S:.*]]:3 = memref.extract_strided_metadata %arg1
 // CHECK: %[[WANT:.*]] = arith.muli %[[S]]#2, %c5
-// CHECK: %[[OK:.*]] = arith.cmpi eq, %[[S]]#1, %[[WANT]]
+// CHECK: %[[GROUP:.*]] = arith.cmpi eq, %[[S]]#1, %[[WANT]]
+// CHECK: %[[UNITK:.*]] = arith.cmpi eq, %[[S]]#0, %c1
+// CHECK: %[[LDN:.*]] = arith.cmpi sge, %[[S]]#2, %c16
+// CHECK: %[[COLMAJOR:.*]] = arith.andi %[[UNITK]], %[[LDN]]
+// CHECK: %[[UNITN:.*]] = arith.cmpi eq, %[[S]]#2, %c1
+// CHECK: %[[LDK:.*]] = arith.cmpi sge, %[[S]]#0, %c20
+// CHECK: %[[ROWMAJOR:.*]] = arith.andi %[[UNITN]], %[[LDK]]
+// CHECK: %[[USABLE:.*]] = arith.ori %[[COLMAJOR]], %[[ROWMAJOR]]
+// CHECK: %[[OK:.*]] = arith.andi %[[GROUP]], %[[USABLE]]
 // CHECK: scf.if %[[OK]] {
 // CHECK:   call @tofu_cpu_sgemm(%c1, %c8, %c20, %c16, %{{.*}}, %c16, %c1, %c0, %{{.*}}, %[[S]]#0, %[[S]]#2, %c0, %{{.*}}, %c20, %c1, %c0, %cst)
 // CHECK: } else {
-// CHECK:   linalg.fill
+// CHECK:   linalg.fill {tofu.library_fallback}
 // CHECK:   linalg.generic
 // CHECK-SAME: tofu.library_fallback
 func.func @dynamic(%x: memref<8x16xf32>, %w: memref<16x4x5xf32, strided<[?, ?, ?], offset: ?>>, %o: memref<8x4x5xf32>) {
@@ -86,5 +99,17 @@ func.func @grouped_k(%dy: memref<8x4x5xf32>, %w: memref<16x4x5xf32>, %dx: memref
     %s = arith.addf %c, %p : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// The weight broadcast along both of its dimensions: no unit stride; the
+// matmul stays for convert-linalg-to-loops.
+// CHECK-LABEL: func.func @broadcast
+// CHECK-NOT: call
+// CHECK: linalg.matmul
+// CHECK-NOT: tofu.library_fallback
+// CHECK: return
+func.func @broadcast(%x: memref<8x16xf32>, %w: memref<16x20xf32, strided<[0, 0]>>, %o: memref<8x20xf32>) {
+  linalg.matmul ins(%x, %w : memref<8x16xf32>, memref<16x20xf32, strided<[0, 0]>>) outs(%o : memref<8x20xf32>)
   return
 }
