@@ -74,6 +74,10 @@ MODELS = {
 }
 
 
+# The zoo's LSTMs: their data is (steps, batch, ...).
+RNN_MODELS = ("rnn", "rnn-stacked")
+
+
 # -- FLOPs ------------------------------------------------------------------------
 def matmul_macs(name, options):
     """[(multiply-adds, input gradient needed)] of the forward's matrix
@@ -86,7 +90,7 @@ def matmul_macs(name, options):
             out = o["classes"] if i == o["layers"] - 1 else o["hidden"]
             ops.append((o["batch"] * width * out, i > 0))
             width = out
-    elif model in ("rnn", "rnn-stacked"):
+    elif model in RNN_MODELS:
         h4 = 4 * o["hidden"]
         for t in range(o["steps"]):
             for layer in range(o["layers"]):
@@ -299,7 +303,7 @@ def _torch_rank(rank, job, port, queue):
         if ranks > 1:
             # The batch dimension: 1 for the RNN's (steps, batch, ...), 0
             # elsewhere (the Transformer's tokens are batch-major).
-            dim = 1 if model in ("rnn", "rnn-stacked") else 0
+            dim = 1 if model in RNN_MODELS else 0
             part = t.shape[dim] // ranks
             t = t.narrow(dim, rank * part, part).contiguous()
         data.append(t)

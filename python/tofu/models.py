@@ -255,6 +255,11 @@ class Model:
 _BATCH = "batch size"
 _IMAGE = "image height and width"
 _CLASSES = "classes of the classifier"
+_RNN_OPTIONS = {"layers": "LSTM layers",
+                "hidden": "hidden size of every layer",
+                "steps": "time steps, unrolled",
+                "batch": _BATCH,
+                "embed": "size of each step's input (an embedded token)"}
 
 MODELS = [
     Model("mlp", mlp,
@@ -268,11 +273,7 @@ MODELS = [
     Model("rnn", rnn,
           "stacked LSTM unrolled over time steps, MSE loss; RNN-L-H has L "
           "layers of hidden size H (K = 1024), e.g. RNN-10-8K",
-          {"layers": "LSTM layers",
-           "hidden": "hidden size of every layer",
-           "steps": "time steps, unrolled",
-           "batch": _BATCH,
-           "embed": "size of each step's input (an embedded token)"},
+          _RNN_OPTIONS,
           aliases=("lstm",), pattern="RNN-L-H"),
     Model("wresnet", wresnet,
           "bottleneck Wide ResNet, softmax cross-entropy; WResNet-D-W has "
@@ -331,11 +332,7 @@ MODELS = [
           "rnn with each layer's four gates as a dimension of their own "
           "(weights K x 4 x H): the same LSTM, whose products are einsums "
           "that a cut of H splits by whole gates",
-          {"layers": "LSTM layers",
-           "hidden": "hidden size of every layer",
-           "steps": "time steps, unrolled",
-           "batch": _BATCH,
-           "embed": "size of each step's input (an embedded token)"},
+          _RNN_OPTIONS,
           aliases=("lstm-stacked",)),
 ]
 

@@ -2,11 +2,11 @@
 //
 // The rule of matchGemmPattern on hand-written loop sets: plain, batched
 // and transposed products in any loop order, the backward products of
-// tofu-autodiff, and the forms that must not match (two M loops, a
-// reduction that indexes the output, a parallel K, a loop that indexes
-// one operand alone, a loop used twice, a missing N); and the grouped
-// products of matchGroupedGemmPattern (several loops per M, N or K, held
-// adjacent and in one order) with the groups it must refuse.
+// tofu-autodiff, and the forms that must not match (a reduction that
+// indexes the output, a parallel K, a loop that indexes one operand
+// alone, a loop used twice, a missing N); and grouped products (several
+// loops per M, N or K, held adjacent and in one order) with the groups it
+// must refuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,18 +25,18 @@ TEST(GemmPattern, Matmul) {
   auto match = matchGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}, {0, 1}});
   ASSERT_TRUE(match);
   EXPECT_TRUE(match->batchLoops.empty());
-  EXPECT_EQ(match->mLoop, 0u);
-  EXPECT_EQ(match->nLoop, 1u);
-  EXPECT_EQ(match->kLoop, 2u);
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{0}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{1}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{2}));
 }
 
 TEST(GemmPattern, TransposedOperandsAndAnyLoopOrder) {
   // A^T: A(k, m); B^T: B(n, k); loops (k, n, m).
   auto match = matchGemmPattern(3, {R, P, P}, {{0, 2}, {1, 0}, {2, 1}});
   ASSERT_TRUE(match);
-  EXPECT_EQ(match->mLoop, 2u);
-  EXPECT_EQ(match->nLoop, 1u);
-  EXPECT_EQ(match->kLoop, 0u);
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{2}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{1}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{0}));
 }
 
 TEST(GemmPattern, BatchedKeepsTheBatchLoopsInOrder) {
@@ -45,24 +45,21 @@ TEST(GemmPattern, BatchedKeepsTheBatchLoopsInOrder) {
                                 {{0, 1, 2, 4}, {0, 1, 4, 3}, {0, 1, 2, 3}});
   ASSERT_TRUE(match);
   EXPECT_EQ(match->batchLoops, (std::vector<unsigned>{0, 1}));
-  EXPECT_EQ(match->mLoop, 2u);
-  EXPECT_EQ(match->nLoop, 3u);
-  EXPECT_EQ(match->kLoop, 4u);
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{2}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{3}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{4}));
 }
 
 TEST(GemmPattern, WeightGradientOfALinearLayer) {
   // dW(i, o) += X(b, i) * dY(b, o): loops (i, o, b), K = the batch.
   auto match = matchGemmPattern(3, {P, P, R}, {{2, 0}, {2, 1}, {0, 1}});
   ASSERT_TRUE(match);
-  EXPECT_EQ(match->mLoop, 0u);
-  EXPECT_EQ(match->nLoop, 1u);
-  EXPECT_EQ(match->kLoop, 2u);
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{0}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{1}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{2}));
 }
 
 TEST(GemmPattern, RejectsWhatIsNoProduct) {
-  // Two M loops.
-  EXPECT_FALSE(
-      matchGemmPattern(4, {P, P, P, R}, {{0, 1, 3}, {3, 2}, {0, 1, 2}}));
   // A reduction loop that indexes the output.
   EXPECT_FALSE(matchGemmPattern(3, {P, R, R}, {{0, 2}, {2, 1}, {0, 1}}));
   // K marked parallel.
@@ -78,55 +75,55 @@ TEST(GemmPattern, RejectsWhatIsNoProduct) {
   EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}}));
 }
 
+TEST(GemmPattern, TwoMLoopsAreOneGroup) {
+  // C(m0, m1, n) += A(m0, m1, k) * B(k, n): loops (m0, m1, n, k).
+  auto match =
+      matchGemmPattern(4, {P, P, P, R}, {{0, 1, 3}, {3, 2}, {0, 1, 2}});
+  ASSERT_TRUE(match);
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{2}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{3}));
+}
+
 TEST(GemmPattern, GroupedGatesOfAnLSTM) {
   // gates(b, g, h) += x(b, k) * wx(k, g, h): loops (b, g, h, k), N = (g, h).
   auto match =
-      matchGroupedGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 1, 2}});
+      matchGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 1, 2}});
   ASSERT_TRUE(match);
-  EXPECT_TRUE(match->isGrouped());
   EXPECT_TRUE(match->batchLoops.empty());
   EXPECT_EQ(match->mLoops, (std::vector<unsigned>{0}));
   EXPECT_EQ(match->nLoops, (std::vector<unsigned>{1, 2}));
   EXPECT_EQ(match->kLoops, (std::vector<unsigned>{3}));
-  // The single-loop matcher refuses it.
-  EXPECT_FALSE(
-      matchGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 1, 2}}));
 }
 
 TEST(GemmPattern, GroupedGradientsKeepTheOperandsOrder) {
   // dx(b, k) += dgates(b, g, h) * wx(k, g, h): loops (b, k, g, h), K = (g, h).
-  auto dx =
-      matchGroupedGemmPattern(4, {P, P, R, R}, {{0, 2, 3}, {1, 2, 3}, {0, 1}});
+  auto dx = matchGemmPattern(4, {P, P, R, R}, {{0, 2, 3}, {1, 2, 3}, {0, 1}});
   ASSERT_TRUE(dx);
   EXPECT_EQ(dx->kLoops, (std::vector<unsigned>{2, 3}));
   // dwx(k, g, h) += x(b, k) * dgates(b, g, h) with the loops numbered
   // (h, k, b, g): the group follows the operands (g before h), not the
   // loop numbers.
-  auto dw =
-      matchGroupedGemmPattern(4, {P, P, R, P}, {{2, 1}, {2, 3, 0}, {1, 3, 0}});
+  auto dw = matchGemmPattern(4, {P, P, R, P}, {{2, 1}, {2, 3, 0}, {1, 3, 0}});
   ASSERT_TRUE(dw);
   EXPECT_EQ(dw->mLoops, (std::vector<unsigned>{1}));
   EXPECT_EQ(dw->nLoops, (std::vector<unsigned>{3, 0}));
   EXPECT_EQ(dw->kLoops, (std::vector<unsigned>{2}));
-  // Without groups the rule is matchGemmPattern's.
-  auto plain = matchGroupedGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}, {0, 1}});
-  ASSERT_TRUE(plain);
-  EXPECT_FALSE(plain->isGrouped());
 }
 
 TEST(GemmPattern, RefusesGroupsThatDoNotCollapse) {
   // N = (g, h) held as (g, h) by B but (h, g) by C.
   EXPECT_FALSE(
-      matchGroupedGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 2, 1}}));
+      matchGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {0, 2, 1}}));
   // N = (g, h) not adjacent in C: C(g, b, h).
   EXPECT_FALSE(
-      matchGroupedGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {1, 0, 2}}));
+      matchGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {1, 0, 2}}));
   // K = (k0, k1) split by M in A: A(k0, m, k1).
   EXPECT_FALSE(
-      matchGroupedGemmPattern(4, {P, P, R, R}, {{2, 0, 3}, {2, 3, 1}, {0, 1}}));
+      matchGemmPattern(4, {P, P, R, R}, {{2, 0, 3}, {2, 3, 1}, {0, 1}}));
   // A reduction that indexes the output, and an empty N.
-  EXPECT_FALSE(matchGroupedGemmPattern(3, {P, R, R}, {{0, 2}, {2, 1}, {0, 1}}));
-  EXPECT_FALSE(matchGroupedGemmPattern(3, {P, P, R}, {{0, 1, 2}, {2}, {0, 1}}));
+  EXPECT_FALSE(matchGemmPattern(3, {P, R, R}, {{0, 2}, {2, 1}, {0, 1}}));
+  EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 1, 2}, {2}, {0, 1}}));
 }
 
 } // namespace

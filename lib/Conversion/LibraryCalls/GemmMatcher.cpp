@@ -2,7 +2,7 @@
 //
 // Finds the linalg ops that a (strided-batched) GEMM computes: named
 // matmuls and the `linalg.generic` products of tofu-autodiff's backward
-// pass, from their indexing maps (gemm::matchGroupedGemmPattern) and a
+// pass, from their indexing maps (gemm::matchGemmPattern) and a
 // multiply-accumulate body (which the convolution matcher shares). Also
 // the FLOP counts that the backends' reports add up.
 //
@@ -98,9 +98,8 @@ std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   std::vector<bool> parallel;
   for (utils::IteratorType t : op.getIteratorTypesArray())
     parallel.push_back(t == utils::IteratorType::parallel);
-  std::optional<tofu::gemm::GroupedGemmPattern> pattern =
-      tofu::gemm::matchGroupedGemmPattern(op.getNumLoops(), parallel,
-                                          operandLoops);
+  std::optional<gemm::GemmPattern> pattern =
+      gemm::matchGemmPattern(op.getNumLoops(), parallel, operandLoops);
   if (!pattern)
     return std::nullopt;
   GemmMatch match;

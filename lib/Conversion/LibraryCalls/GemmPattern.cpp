@@ -36,9 +36,10 @@ std::vector<unsigned> heldInOrder(const std::vector<unsigned> &loops,
 
 } // namespace
 
-std::optional<GroupedGemmPattern> tofu::gemm::matchGroupedGemmPattern(
-    unsigned numLoops, const std::vector<bool> &parallel,
-    const std::vector<std::vector<unsigned>> &loops) {
+std::optional<GemmPattern>
+tofu::gemm::matchGemmPattern(unsigned numLoops,
+                             const std::vector<bool> &parallel,
+                             const std::vector<std::vector<unsigned>> &loops) {
   if (loops.size() != 3 || parallel.size() != numLoops)
     return std::nullopt;
   // indexes[i][l]: operand i is indexed by loop l.
@@ -49,7 +50,7 @@ std::optional<GroupedGemmPattern> tofu::gemm::matchGroupedGemmPattern(
         return std::nullopt;
       indexes[i][l] = true;
     }
-  GroupedGemmPattern match;
+  GemmPattern match;
   for (unsigned l = 0; l < numLoops; ++l) {
     bool a = indexes[0][l], b = indexes[1][l], c = indexes[2][l];
     if (a && b && c && parallel[l])
@@ -77,21 +78,5 @@ std::optional<GroupedGemmPattern> tofu::gemm::matchGroupedGemmPattern(
       return std::nullopt;
     *g.loops = std::move(order);
   }
-  return match;
-}
-
-std::optional<GemmPattern>
-tofu::gemm::matchGemmPattern(unsigned numLoops,
-                             const std::vector<bool> &parallel,
-                             const std::vector<std::vector<unsigned>> &loops) {
-  std::optional<GroupedGemmPattern> grouped =
-      matchGroupedGemmPattern(numLoops, parallel, loops);
-  if (!grouped || grouped->isGrouped())
-    return std::nullopt;
-  GemmPattern match;
-  match.batchLoops = grouped->batchLoops;
-  match.mLoop = grouped->mLoops.front();
-  match.nLoop = grouped->nLoops.front();
-  match.kLoop = grouped->kLoops.front();
   return match;
 }

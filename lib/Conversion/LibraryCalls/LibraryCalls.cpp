@@ -181,7 +181,8 @@ static bool foldGroup(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
       int64_t have = view->staticStrides[outer];
       if (!ShapedType::isDynamic(stride) && !ShapedType::isDynamic(extent) &&
           !ShapedType::isDynamic(have)) {
-        if (have != stride * extent)
+        int64_t want;
+        if (llvm::MulOverflow(stride, extent, want) || have != want)
           return false;
         continue;
       }

@@ -71,7 +71,7 @@ struct GemmMatch {
 /// Matches a linalg op (named or generic, on tensors or buffers) on f32 or
 /// f64 operands of one element type whose body is `out + in0 * in1` and
 /// whose indexing maps are projected permutations with an M, an N and a K
-/// group and any number of batch loops (gemm::matchGroupedGemmPattern).
+/// group and any number of batch loops (gemm::matchGemmPattern).
 /// Returns std::nullopt for anything else. A group of several loops is one
 /// dimension of the call where each operand holds it contiguously; the
 /// lowering checks that on the buffers' strides.
