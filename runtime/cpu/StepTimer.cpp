@@ -57,6 +57,25 @@ int getRankCount() {
   return size;
 }
 
+/// The rank that prints the step time and the profile: 0, or the one that
+/// TOFU_CPU_PROFILE_RANK names (to compare ranks' profiles run by run).
+int getReportingRank() {
+  const char *value = std::getenv("TOFU_CPU_PROFILE_RANK");
+  if (!value)
+    return 0;
+  char *end = nullptr;
+  long rank = std::strtol(value, &end, 10);
+  if (end == value || *end || rank < 0 || rank >= getRankCount()) {
+    if (tofu_rank() == 0)
+      std::fprintf(stderr,
+                   "tofu-run: TOFU_CPU_PROFILE_RANK=%s is not a rank of this "
+                   "run (0 to %d); rank 0 reports\n",
+                   value, getRankCount() - 1);
+    return 0;
+  }
+  return int(rank);
+}
+
 void barrier() {
   if (tofu::runtime::workers::active())
     return tofu::runtime::workers::barrier();
@@ -122,7 +141,7 @@ void tofu_timer_end(void) {
 }
 
 void tofu_timer_report(int64_t warmup) {
-  if (tofu_rank() != 0)
+  if (tofu_rank() != getReportingRank())
     return;
   std::vector<double> times = getTimer().milliseconds;
   size_t skip = std::min<size_t>(size_t(std::max<int64_t>(warmup, 0)),
