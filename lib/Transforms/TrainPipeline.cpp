@@ -3,8 +3,8 @@
 // tofu-train-pipeline: one command from a forward export (logits out) to a
 // partitioned training step: inline calls, lift weights baked in as
 // constants to arguments, unroll static loops, make element-wise tensor ops
-// linalg, add the loss, differentiate, add the optimizer, describe every operation and
-// search the plan.
+// linalg, batch products over time steps, add the loss, differentiate, add
+// the optimizer, describe every operation and search the plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,6 +113,8 @@ void buildTrainPipeline(OpPassManager &pm,
   // One generic per result (an exported adaptive average pooling yields the
   // window sums and sizes together).
   pm.addPass(tofu::createTofuSplitResults());
+  // An unrolled RNN's per-step products by one weight become one product.
+  pm.addPass(tofu::createTofuBatchProducts());
   if (options.loss != "none") {
     tofu::TofuLossOptions loss;
     loss.kind = options.loss;
@@ -154,7 +156,8 @@ void tofu::registerTofuTrainPipeline() {
       "tofu-train-pipeline",
       "From a forward model to a partitioned training step: inline, "
       "tofu-lift-constants, tofu-unroll-loops, "
-      "convert-elementwise-to-linalg, tofu-split-results, tofu-loss, tofu-autodiff, tofu-optimizer, "
+      "convert-elementwise-to-linalg, tofu-split-results, tofu-batch-products, "
+      "tofu-loss, tofu-autodiff, tofu-optimizer, "
       "tdl-attach and tofu-search",
       buildTrainPipeline);
 }

@@ -188,6 +188,9 @@ def main(argv=None):
     ap.add_argument("--search", default="", help="extra tofu-search options")
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--autodiff", default="", help="tofu-autodiff options")
+    ap.add_argument("--batch-products", action="store_true",
+                    help="run tofu-batch-products before tofu-autodiff "
+                         "(tofu-train-pipeline, with --loss, always does)")
     ap.add_argument("--loss", default=None,
                     help="build the step with --tofu-train-pipeline (inline, "
                     "unroll loops, this loss, autodiff, optimizer, attach, "
@@ -275,6 +278,8 @@ def main(argv=None):
         else:
             passes = [autodiff, f"--tofu-optimizer=kind={args.optimizer}",
                      "--tdl-attach", f"--tofu-search={search}"]
+            if args.batch_products:
+                passes = ["--tofu-batch-products"] + passes
         if args.f64:
             passes = ["--tofu-convert-float-type=from=f32 to=f64"] + passes
         spmd = run([args.tofu_opt, source] + passes +

@@ -107,6 +107,34 @@ def TofuLiftConstants : Pass<"tofu-lift-constants", "mlir::ModuleOp"> {
   ];
 }
 
+def TofuBatchProducts : Pass<"tofu-batch-products", "mlir::ModuleOp"> {
+  let summary = "Products of the slices of one tensor by a shared operand "
+                "become one product";
+  let description = [{
+    An unrolled RNN multiplies each time step's input, slice t of an input
+    of shape (T, ...), by the same weight: T products of a few rows that
+    each read the whole weight. This pass makes them one product over the
+    whole input, with t as an outer parallel loop, and gives each old
+    product's result as slice t of the new one; autodiff then derives one
+    weight-gradient product (its K is T times the rows) instead of T, and
+    the partition search sees one operator instead of T. Each output
+    element sums the same terms in the same order.
+
+    A batch is the set of contractions (`linalg::isaContractionOpInterface`:
+    matmuls, and generics such as `bk,kgh->bgh`) of one function body that
+    accumulate into a zero fill nothing else reads, have the same shared
+    operand at the same position, the same op, indexing maps, result type
+    and body, and read as their other operand slice t of the same static
+    tensor: an `extract_slice` at (t, 0, ...) of sizes (1, the other
+    extents), unit strides, rank-reducing or followed by a `collapse_shape`
+    that merges the unit dimension into the next. It is rewritten only when
+    its slices are each index of the first dimension once; anything else
+    is left as it is.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TofuSplitResults : Pass<"tofu-split-results", "mlir::ModuleOp"> {
   let summary = "Split linalg.generics with several results into one per "
                 "result";

@@ -14,6 +14,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <numeric>
+
 namespace tofu {
 #define GEN_PASS_DEF_TOFUFUSEELEMENTWISE
 #include "tofu/Conversion/Passes.h.inc"
@@ -114,6 +116,131 @@ struct AccumulateIntoProduct : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// A static box of a tensor: the offsets and sizes of a unit-stride slice.
+struct SliceBox {
+  SmallVector<int64_t> offsets, sizes;
+  bool overlaps(const SliceBox &other) const {
+    for (auto [lo, size, otherLo, otherSize] :
+         llvm::zip_equal(offsets, sizes, other.offsets, other.sizes))
+      if (lo + size <= otherLo || otherLo + otherSize <= lo)
+        return false;
+    return true;
+  }
+};
+
+/// The slices inserted into a zero fill, innermost first: `v` is
+/// `insert_slice(s_n, ... insert_slice(s_1, fill(0)))`, each insert with
+/// static offsets and sizes, unit strides and no other use than the next.
+struct ZeroPaddedSlices {
+  linalg::FillOp fill;
+  SmallVector<tensor::InsertSliceOp> inserts;
+  SmallVector<SliceBox> boxes;
+};
+
+std::optional<ZeroPaddedSlices> matchZeroPaddedSlices(Value v) {
+  ZeroPaddedSlices result;
+  while (auto insert = v.getDefiningOp<tensor::InsertSliceOp>()) {
+    if (!v.hasOneUse() || !insert.hasUnitStride() ||
+        ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(insert.getStaticSizes()))
+      return std::nullopt;
+    result.inserts.push_back(insert);
+    result.boxes.push_back({llvm::to_vector(insert.getStaticOffsets()),
+                            llvm::to_vector(insert.getStaticSizes())});
+    v = insert.getDest();
+  }
+  result.fill = v.getDefiningOp<linalg::FillOp>();
+  if (!result.fill || !v.hasOneUse() ||
+      !matchPattern(result.fill.value(), m_AnyZeroFloat()))
+    return std::nullopt;
+  std::reverse(result.inserts.begin(), result.inserts.end());
+  std::reverse(result.boxes.begin(), result.boxes.end());
+  return result;
+}
+
+/// Whether the body of `op` yields the sum of its inputs, each once.
+bool yieldsSumOfInputs(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  SmallVector<Value> pending = {yield.getValues()[0]};
+  llvm::SmallPtrSet<Value, 8> leaves;
+  unsigned adds = 0;
+  while (!pending.empty()) {
+    Value v = pending.pop_back_val();
+    if (auto add = v.getDefiningOp<arith::AddFOp>();
+        add && add->getBlock() == &body) {
+      if (!add->hasOneUse())
+        return false;
+      ++adds;
+      pending.append({add.getLhs(), add.getRhs()});
+      continue;
+    }
+    if (!llvm::is_contained(op.getRegionInputArgs(), v) ||
+        !leaves.insert(v).second)
+      return false;
+  }
+  return leaves.size() == op.getNumDpsInputs() &&
+         body.getOperations().size() == adds + 1;
+}
+
+/// A sum of tensors that are zeros but for disjoint slices becomes those
+/// slices inserted into one tensor. tofu-autodiff gives each use of a
+/// slice (an LSTM's four gates of one product) a gradient of the whole
+/// tensor, zero outside the slice, and sums them: four fills, four
+/// inserts and a sum over four whole tensors per cell, where one tensor
+/// and its inserts do (and no fill when the slices cover it). Exact: no
+/// element is added to anything but zeros (a -0.0 slice element now stays
+/// -0.0).
+struct SumOfDisjointSlices : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+        op->getNumResults() != 1 || op.getNumDpsInputs() < 2 ||
+        op.getNumReductionLoops() != 0 ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }) ||
+        !yieldsSumOfInputs(op))
+      return failure();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type.hasStaticShape())
+      return failure();
+    SmallVector<ZeroPaddedSlices> terms;
+    SmallVector<SliceBox> boxes;
+    int64_t covered = 0;
+    for (Value input : op.getDpsInputs()) {
+      std::optional<ZeroPaddedSlices> term = matchZeroPaddedSlices(input);
+      if (!term || input.getType() != type)
+        return failure();
+      for (const SliceBox &box : term->boxes) {
+        if (llvm::any_of(boxes,
+                         [&](const SliceBox &b) { return b.overlaps(box); }))
+          return failure();
+        boxes.push_back(box);
+        covered += std::accumulate(box.sizes.begin(), box.sizes.end(),
+                                   int64_t(1), std::multiplies<int64_t>());
+      }
+      terms.push_back(std::move(*term));
+    }
+    if (boxes.empty())
+      return failure();
+    // Slices that cover the tensor leave nothing of the fill.
+    Location loc = op.getLoc();
+    Value result = covered == type.getNumElements()
+                       ? tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                                 type.getElementType())
+                             .getResult()
+                       : terms.front().fill.getResult(0);
+    for (const ZeroPaddedSlices &term : terms)
+      for (tensor::InsertSliceOp insert : term.inserts)
+        result = tensor::InsertSliceOp::create(
+            rewriter, loc, insert.getSource(), result, insert.getMixedOffsets(),
+            insert.getMixedSizes(), insert.getMixedStrides());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Whether `operand`'s op may take in its producer: a linalg op that does
 /// not become a library call (a GEMM or a convolution).
 bool takesProducer(OpOperand &operand) {
@@ -161,14 +288,23 @@ struct TofuFuseElementwisePass
           TofuFuseElementwisePass> {
   using Base::Base;
   void runOnOperation() override {
-    // Sums into products first, before fusion merges the sums' chain.
+    // Sums into products and slices first, before fusion merges the sums'
+    // chain. A chain of T sums (a gradient summed over T time steps) may
+    // take T rounds of the driver; each rewrite removes a linalg.generic
+    // and creates none, so no limit is needed.
     RewritePatternSet accumulations(&getContext());
-    accumulations.add<AccumulateIntoProduct>(&getContext());
+    accumulations.add<AccumulateIntoProduct, SumOfDisjointSlices>(
+        &getContext());
     FrozenRewritePatternSet frozenAccumulations(std::move(accumulations));
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver))
-        if (failed(applyPatternsGreedily(func, frozenAccumulations)))
+        if (failed(applyPatternsGreedily(func, frozenAccumulations,
+                                         GreedyRewriteConfig().setMaxIterations(
+                                             GreedyRewriteConfig::kNoLimit)))) {
+          func.emitError("tofu-fuse-elementwise: the rewrite of sums into "
+                         "products and slices did not converge");
           return signalPassFailure();
+        }
     RewritePatternSet patterns(&getContext());
     patterns.add<DropZeroAccumulation>(&getContext());
     bool fuseIntoAll = duplicate;
@@ -182,8 +318,11 @@ struct TofuFuseElementwisePass
     // bufferization.to_buffer: it is left as it is.
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver))
-        if (failed(applyPatternsGreedily(func, frozen)))
+        if (failed(applyPatternsGreedily(func, frozen))) {
+          func.emitError("tofu-fuse-elementwise: element-wise fusion did not "
+                         "converge");
           return signalPassFailure();
+        }
   }
 };
 
