@@ -382,7 +382,12 @@ def TofuFuseElementwise
       fill with no other use becomes the product accumulating into `a`
       (a library call with beta = 1): a weight's gradient summed over its
       uses (an LSTM's, over the time steps) no longer zeroes, writes and
-      re-reads a weight-sized buffer per use.
+      re-reads a weight-sized buffer per use;
+    - also first, a sum of tensors that are zeros but for disjoint static
+      slices (the gradients `tofu-autodiff` gives each use of a slice: an
+      LSTM's four gates, or the time steps of a batched input product)
+      becomes those slices inserted into one tensor, with no fill when they
+      cover it: no sum, and one buffer instead of one per slice.
 
     Functions tagged `tofu.driver` are left alone. `tofu-gpu-pipeline`
     runs it first; on the CPU `tofu-run` runs it after `tofu-train-driver`

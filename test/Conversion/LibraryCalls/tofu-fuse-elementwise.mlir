@@ -112,3 +112,107 @@ func.func @shared_product(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %a: tensor<4
   } -> tensor<4x3xf32>
   return %sum, %m1 : tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// Tests that a sum of tensors that are zeros but for disjoint slices (the
+// gradient of an LSTM's gates, one slice per gate) becomes the slices
+// inserted into one tensor: with no fill when they cover it, into a zero
+// fill when they do not. Overlapping slices, a fill other than zero, and a
+// sum that also scales stay sums.
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @slices_cover
+// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<2x3xf32>, %[[B:[a-z0-9]+]]: tensor<2x3xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x6xf32>
+// CHECK:         %[[I0:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [2, 3] [1, 1]
+// CHECK:         %[[I1:.*]] = tensor.insert_slice %[[B]] into %[[I0]][0, 3] [2, 3] [1, 1]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[I1]]
+func.func @slices_cover(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x6xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p0 = tensor.insert_slice %a into %z0[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p1 = tensor.insert_slice %b into %z1[0, 3] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %o = tensor.empty() : tensor<2x6xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p0, %p1 : tensor<2x6xf32>, tensor<2x6xf32>) outs(%o : tensor<2x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x6xf32>
+  return %s : tensor<2x6xf32>
+}
+
+// CHECK-LABEL: func.func @slices_chain
+// CHECK:         %[[Z:.*]] = linalg.fill {{.*}} -> tensor<2x8xf32>
+// CHECK:         %[[I0:.*]] = tensor.insert_slice %{{.*}} into %[[Z]][0, 0] [2, 2] [1, 1]
+// CHECK:         %[[I1:.*]] = tensor.insert_slice %{{.*}} into %[[I0]][0, 2] [2, 2] [1, 1]
+// CHECK:         %[[I2:.*]] = tensor.insert_slice %{{.*}} into %[[I1]][0, 6] [2, 2] [1, 1]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[I2]]
+func.func @slices_chain(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>, %c: tensor<2x2xf32>) -> tensor<2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %p0 = tensor.insert_slice %a into %z0[0, 0] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %p1 = tensor.insert_slice %b into %z1[0, 2] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x8xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %p2 = tensor.insert_slice %c into %z2[0, 6] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x8xf32>
+  %o = tensor.empty() : tensor<2x8xf32>
+  %s0 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p0, %p1 : tensor<2x8xf32>, tensor<2x8xf32>) outs(%o : tensor<2x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %s1 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%s0, %p2 : tensor<2x8xf32>, tensor<2x8xf32>) outs(%o : tensor<2x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  return %s1 : tensor<2x8xf32>
+}
+
+// CHECK-LABEL: func.func @slices_kept
+// CHECK-COUNT-3: linalg.generic
+func.func @slices_kept(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> (tensor<2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<2x6xf32>
+  %o = tensor.empty() : tensor<2x6xf32>
+  // Overlapping: columns 0-2 and 2-4.
+  %z0 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p0 = tensor.insert_slice %a into %z0[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p1 = tensor.insert_slice %b into %z1[0, 2] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %s0 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p0, %p1 : tensor<2x6xf32>, tensor<2x6xf32>) outs(%o : tensor<2x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x6xf32>
+  // A fill of one.
+  %z2 = linalg.fill ins(%one : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p2 = tensor.insert_slice %a into %z2[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p3 = tensor.insert_slice %b into %z3[0, 3] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %s1 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p2, %p3 : tensor<2x6xf32>, tensor<2x6xf32>) outs(%o : tensor<2x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x6xf32>
+  // A sum that also scales.
+  %z4 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p4 = tensor.insert_slice %a into %z4[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %z5 = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %p5 = tensor.insert_slice %b into %z5[0, 3] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+  %s2 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p4, %p5 : tensor<2x6xf32>, tensor<2x6xf32>) outs(%o : tensor<2x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    %m = arith.mulf %r, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<2x6xf32>
+  return %s0, %s1, %s2 : tensor<2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>
+}
