@@ -318,11 +318,11 @@ struct TofuFuseElementwisePass
     // bufferization.to_buffer: it is left as it is.
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver))
-        if (failed(applyPatternsGreedily(func, frozen))) {
-          func.emitError("tofu-fuse-elementwise: element-wise fusion did not "
-                         "converge");
-          return signalPassFailure();
-        }
+        // Every pattern keeps the program's meaning: a fusion that stops
+        // early leaves a correct program with fewer ops fused.
+        if (failed(applyPatternsGreedily(func, frozen)))
+          func.emitWarning("tofu-fuse-elementwise: element-wise fusion did "
+                           "not converge; some ops stay unfused");
   }
 };
 

@@ -37,8 +37,12 @@ struct TofuApproximateMathPass
               .Cases({"tanh", "exp", "expm1", "log", "log1p", "erf"}, true)
               .Default(false);
         });
+    // Each rewrite replaces a math op by an equivalent polynomial: stopping
+    // early leaves some ops as libm calls, which is still correct.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      getOperation()->emitWarning("tofu-approximate-math: the rewrite did "
+                                  "not converge; some math ops stay libm "
+                                  "calls");
   }
 };
 
