@@ -43,7 +43,9 @@ struct FirstDimSlice {
 };
 
 std::optional<FirstDimSlice> matchFirstDimSlice(Value v) {
+  bool collapsed = false;
   if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
+    collapsed = true;
     auto reassociation = collapse.getReassociationIndices();
     auto source = collapse.getSrcType();
     if (source.getRank() < 2 || source.getDimSize(0) != 1 ||
@@ -63,6 +65,11 @@ std::optional<FirstDimSlice> matchFirstDimSlice(Value v) {
   if (!whole.hasStaticShape() || whole.getRank() < 2 ||
       ShapedType::isDynamic(offsets[0]) || sizes[0] != 1)
     return std::nullopt;
+  // Exactly the first dimension dropped: by the slice itself, or by the
+  // collapse of a slice that keeps every dimension.
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  if (collapsed ? dropped.any() : dropped.count() != 1 || !dropped.test(0))
+    return std::nullopt;
   for (int64_t d = 1; d < whole.getRank(); ++d)
     if (offsets[d] != 0 || sizes[d] != whole.getDimSize(d))
       return std::nullopt;
@@ -79,9 +86,19 @@ bool isBatchableProduct(linalg::LinalgOp op) {
     return false;
   Value init = op.getDpsInitOperand(0)->get();
   auto fill = init.getDefiningOp<linalg::FillOp>();
+  auto type = cast<RankedTensorType>(init.getType());
   return fill && init.hasOneUse() &&
          matchPattern(fill.value(), m_AnyZeroFloat()) &&
-         cast<RankedTensorType>(init.getType()).hasStaticShape();
+         type.hasStaticShape() && type.getRank() >= 1;
+}
+
+/// The value a batchable product's zero fill writes (+0.0 or -0.0).
+Attribute getFillValue(linalg::LinalgOp op) {
+  Attribute value;
+  matchPattern(
+      op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>().value(),
+      m_Constant(&value));
+  return value;
 }
 
 /// The products of one batch: slices of the same tensor, the same shared
@@ -91,17 +108,14 @@ struct BatchKey {
   unsigned slicedPosition;
 };
 using BatchId = std::tuple<const void *, const void *, unsigned, const void *,
-                           const void *, const void *>;
+                           const void *, const void *, const void *>;
 
-/// Whether two products' bodies are the same ops in the same order.
+/// Whether two products' bodies are the same: the same ops with the same
+/// attributes on the same block arguments.
 bool haveSameBody(linalg::LinalgOp a, linalg::LinalgOp b) {
-  Block &x = a->getRegion(0).front(), &y = b->getRegion(0).front();
-  return x.getOperations().size() == y.getOperations().size() &&
-         llvm::all_of(llvm::zip_equal(x, y), [](auto pair) {
-           auto &[p, q] = pair;
-           return p.getName() == q.getName() &&
-                  p.getOperands().size() == q.getOperands().size();
-         });
+  return OperationEquivalence::isRegionEquivalentTo(
+      &a->getRegion(0), &b->getRegion(0),
+      OperationEquivalence::IgnoreLocations);
 }
 
 /// Replaces `batch` (products indexed by slice, each index once, covering
@@ -201,7 +215,8 @@ struct TofuBatchProductsPass
                      position,
                      op.getName().getAsOpaquePointer(),
                      linalgOp.getIndexingMaps().getAsOpaquePointer(),
-                     op.getResult(0).getType().getAsOpaquePointer()};
+                     op.getResult(0).getType().getAsOpaquePointer(),
+                     getFillValue(linalgOp).getAsOpaquePointer()};
           auto &batch = batches[id];
           batch.first = {slice->whole, shared, position};
           batch.second.push_back(linalgOp);
@@ -210,22 +225,30 @@ struct TofuBatchProductsPass
       }
       for (auto &[id, keyed] : batches) {
         auto &[key, batch] = keyed;
-        // Each index of the first dimension once, and bodies alike.
+        // The sliced tensor from the operands again: an earlier batch may
+        // have replaced it (it was one of that batch's results).
+        std::optional<FirstDimSlice> first = matchFirstDimSlice(
+            batch.front().getDpsInputs()[key.slicedPosition]);
+        if (!first)
+          continue;
+        // Slices of that tensor, each index of its first dimension once,
+        // and bodies alike.
         int64_t steps =
-            cast<RankedTensorType>(key.whole.getType()).getDimSize(0);
+            cast<RankedTensorType>(first->whole.getType()).getDimSize(0);
         llvm::SmallBitVector seen(steps);
         bool complete = int64_t(batch.size()) == steps && steps >= 2;
         for (linalg::LinalgOp op : batch) {
-          int64_t index =
-              matchFirstDimSlice(op.getDpsInputs()[key.slicedPosition])->index;
-          if (index < 0 || index >= steps || seen.test(index) ||
+          std::optional<FirstDimSlice> slice =
+              matchFirstDimSlice(op.getDpsInputs()[key.slicedPosition]);
+          if (!slice || slice->whole != first->whole || slice->index < 0 ||
+              slice->index >= steps || seen.test(slice->index) ||
               !haveSameBody(op, batch.front()))
             complete = false;
           else
-            seen.set(index);
+            seen.set(slice->index);
         }
         if (complete)
-          batchProducts(batch, key.whole, key.slicedPosition);
+          batchProducts(batch, first->whole, key.slicedPosition);
       }
     }
   }

@@ -191,8 +191,10 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
   SmallVector<DictionaryAttr> resultAttrs;
   SmallVector<Value> stateResults;
   SmallVector<int64_t> stateResultOf;
-  // The Adam step count, a 0-d tensor shared by all weights.
-  Value step, nextStep;
+  // The Adam step count, a 0-d tensor shared by all weights, and its bias
+  // corrections 1 - beta1^t and 1 - beta2^t, computed once per step (in
+  // each update's loop they were two powf calls per row).
+  Value step, nextStep, correction1, correction2;
   // Each state is named after its weight and PyTorch's name of the slot
   // (torch.optim's state_dict keys), so that checkpoints name it.
   auto addState = [&](Type type, int64_t weight, StringRef slot) {
@@ -279,6 +281,19 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
                                            constant(nb, l, et, 1.0));
             },
             -1);
+        auto correction = [&](double beta) {
+          return u.map(
+              scalar, {nextStep},
+              [&, beta](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                Value p = math::PowFOp::create(nb, l, constant(nb, l, et, beta),
+                                               a[0]);
+                return arith::SubFOp::create(nb, l, constant(nb, l, et, 1.0),
+                                             p);
+              },
+              -1);
+        };
+        correction1 = correction(b1);
+        correction2 = correction(b2);
       }
       Value m = addState(type, w, "exp_avg"),
             v = addState(type, w, "exp_avg_sq");
@@ -295,21 +310,15 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
       Value mNext = u.map(type, {m, value}, ema(b1, false), w);
       Value vNext = u.map(type, {v, value}, ema(b2, true), w);
       updated = u.map(
-          type, withRate({weight, mNext, vNext, nextStep}),
+          type, withRate({weight, mNext, vNext, correction1, correction2}),
           [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            auto one = constant(nb, l, et, 1.0);
-            auto correction = [&](double beta) -> Value {
-              Value p =
-                  math::PowFOp::create(nb, l, constant(nb, l, et, beta), a[3]);
-              return arith::SubFOp::create(nb, l, one, p);
-            };
-            Value mHat = arith::DivFOp::create(nb, l, a[1], correction(b1));
-            Value vHat = arith::DivFOp::create(nb, l, a[2], correction(b2));
+            Value mHat = arith::DivFOp::create(nb, l, a[1], a[3]);
+            Value vHat = arith::DivFOp::create(nb, l, a[2], a[4]);
             Value denom =
                 arith::AddFOp::create(nb, l, math::SqrtOp::create(nb, l, vHat),
                                       constant(nb, l, et, eps));
             Value delta = arith::MulFOp::create(
-                nb, l, rate(nb, l, a, 4),
+                nb, l, rate(nb, l, a, 5),
                 arith::DivFOp::create(nb, l, mHat, denom));
             return arith::SubFOp::create(nb, l, a[0], delta);
           },
