@@ -101,12 +101,9 @@ Attribute getFillValue(linalg::LinalgOp op) {
   return value;
 }
 
-/// The products of one batch: slices of the same tensor, the same shared
-/// operand at the same position, the same op, maps and result type.
-struct BatchKey {
-  Value whole, shared;
-  unsigned slicedPosition;
-};
+/// What the products of one batch share: the sliced tensor, the shared
+/// operand, the sliced operand's position, the op, its maps, its result
+/// type and its fill's value.
 using BatchId = std::tuple<const void *, const void *, unsigned, const void *,
                            const void *, const void *, const void *>;
 
@@ -197,8 +194,9 @@ struct TofuBatchProductsPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      // Each batch with the position of its sliced operand.
       llvm::MapVector<BatchId,
-                      std::pair<BatchKey, SmallVector<linalg::LinalgOp>>>
+                      std::pair<unsigned, SmallVector<linalg::LinalgOp>>>
           batches;
       for (Operation &op : func.getBody().front()) {
         auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
@@ -218,17 +216,17 @@ struct TofuBatchProductsPass
                      op.getResult(0).getType().getAsOpaquePointer(),
                      getFillValue(linalgOp).getAsOpaquePointer()};
           auto &batch = batches[id];
-          batch.first = {slice->whole, shared, position};
+          batch.first = position;
           batch.second.push_back(linalgOp);
           break;
         }
       }
       for (auto &[id, keyed] : batches) {
-        auto &[key, batch] = keyed;
+        auto &[slicedPosition, batch] = keyed;
         // The sliced tensor from the operands again: an earlier batch may
         // have replaced it (it was one of that batch's results).
-        std::optional<FirstDimSlice> first = matchFirstDimSlice(
-            batch.front().getDpsInputs()[key.slicedPosition]);
+        std::optional<FirstDimSlice> first =
+            matchFirstDimSlice(batch.front().getDpsInputs()[slicedPosition]);
         if (!first)
           continue;
         // Slices of that tensor, each index of its first dimension once,
@@ -239,7 +237,7 @@ struct TofuBatchProductsPass
         bool complete = int64_t(batch.size()) == steps && steps >= 2;
         for (linalg::LinalgOp op : batch) {
           std::optional<FirstDimSlice> slice =
-              matchFirstDimSlice(op.getDpsInputs()[key.slicedPosition]);
+              matchFirstDimSlice(op.getDpsInputs()[slicedPosition]);
           if (!slice || slice->whole != first->whole || slice->index < 0 ||
               slice->index >= steps || seen.test(slice->index) ||
               !haveSameBody(op, batch.front()))
@@ -248,7 +246,7 @@ struct TofuBatchProductsPass
             seen.set(slice->index);
         }
         if (complete)
-          batchProducts(batch, first->whole, key.slicedPosition);
+          batchProducts(batch, first->whole, slicedPosition);
       }
     }
   }
