@@ -233,8 +233,10 @@ struct TofuBatchProductsPass
         // and bodies alike.
         int64_t steps =
             cast<RankedTensorType>(first->whole.getType()).getDimSize(0);
+        if (int64_t(batch.size()) != steps || steps < 2)
+          continue;
         llvm::SmallBitVector seen(steps);
-        bool complete = int64_t(batch.size()) == steps && steps >= 2;
+        bool complete = true;
         for (linalg::LinalgOp op : batch) {
           std::optional<FirstDimSlice> slice =
               matchFirstDimSlice(op.getDpsInputs()[slicedPosition]);
