@@ -189,8 +189,9 @@ bool yieldsSumOfInputs(linalg::GenericOp op) {
 /// tensor, zero outside the slice, and sums them: four fills, four
 /// inserts and a sum over four whole tensors per cell, where one tensor
 /// and its inserts do (and no fill when the slices cover it). Exact: no
-/// element is added to anything but zeros (a -0.0 slice element now stays
-/// -0.0).
+/// element is added to anything but zeros, up to the sign of zeros (a -0.0
+/// slice element now stays -0.0; outside the slices the first fill's zero
+/// stands where fills of both signs were summed).
 struct SumOfDisjointSlices : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp op,
