@@ -8,8 +8,8 @@
 Every model is a zoo model (python/tofu/models.py) trained with Adam
 (lr 1e-3) at the same sizes and batch on both sides: the zoo's MLIR through
 `tofu-opt --tofu-batch-products --tofu-autodiff --tofu-optimizer=kind=adam`
-and `tofu-run --timing`, and its PyTorch twin (python/tofu/twins.py: the same weights,
-layouts, activations and loss) with torch.optim.Adam. Both start from the
+and `tofu-run --timing`, and its PyTorch twin (python/tofu/twins.py: the
+same weights, layouts, activations and loss) with torch.optim.Adam. Both start from the
 same values (tofu-run's hash fill, reproduced by tofu.twins), so their
 first losses agree; the table shows the relative difference.
 

@@ -205,6 +205,7 @@ struct TofuBatchProductsPass
         for (unsigned position : {0u, 1u}) {
           std::optional<FirstDimSlice> slice =
               matchFirstDimSlice(linalgOp.getDpsInputs()[position]);
+          // A product of two such slices has no shared operand.
           Value shared = linalgOp.getDpsInputs()[1 - position];
           if (!slice || matchFirstDimSlice(shared))
             continue;

@@ -192,8 +192,8 @@ LogicalResult TofuOptimizerPass::rewrite(func::FuncOp func) {
   SmallVector<Value> stateResults;
   SmallVector<int64_t> stateResultOf;
   // The Adam step count, a 0-d tensor shared by all weights, and its bias
-  // corrections 1 - beta1^t and 1 - beta2^t, computed once per step (in
-  // each update's loop they were two powf calls per row).
+  // corrections 1 - beta1^t and 1 - beta2^t, 0-d too, so that a step
+  // computes them once and not in every weight's update loop.
   Value step, nextStep, correction1, correction2;
   // Each state is named after its weight and PyTorch's name of the slot
   // (torch.optim's state_dict keys), so that checkpoints name it.

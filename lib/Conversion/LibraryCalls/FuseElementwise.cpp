@@ -296,16 +296,9 @@ struct TofuFuseElementwisePass
     RewritePatternSet accumulations(&getContext());
     accumulations.add<AccumulateIntoProduct, SumOfDisjointSlices>(
         &getContext());
-    FrozenRewritePatternSet frozenAccumulations(std::move(accumulations));
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver))
-        if (failed(applyPatternsGreedily(func, frozenAccumulations,
-                                         GreedyRewriteConfig().setMaxIterations(
-                                             GreedyRewriteConfig::kNoLimit)))) {
-          func.emitError("tofu-fuse-elementwise: the rewrite of sums into "
-                         "products and slices did not converge");
-          return signalPassFailure();
-        }
+    applyToSteps(std::move(accumulations),
+                 GreedyRewriteConfig().setMaxIterations(
+                     GreedyRewriteConfig::kNoLimit));
     RewritePatternSet patterns(&getContext());
     patterns.add<DropZeroAccumulation>(&getContext());
     bool fuseIntoAll = duplicate;
@@ -314,16 +307,21 @@ struct TofuFuseElementwisePass
           return shouldFuse(operand, fuseIntoAll);
         });
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    applyToSteps(std::move(patterns), GreedyRewriteConfig());
+  }
+
+  /// Applies `patterns` to every function but the training driver, whose
+  /// tensors are handed to runtime calls through bufferization.to_buffer.
+  /// Every pattern keeps the program's meaning, so a driver that stops
+  /// early leaves a correct program with fewer ops rewritten: a warning.
+  void applyToSteps(RewritePatternSet &&patterns,
+                    const GreedyRewriteConfig &config) {
     FrozenRewritePatternSet frozen(std::move(patterns));
-    // The training driver's tensors are handed to runtime calls through
-    // bufferization.to_buffer: it is left as it is.
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver))
-        // Every pattern keeps the program's meaning: a fusion that stops
-        // early leaves a correct program with fewer ops fused.
-        if (failed(applyPatternsGreedily(func, frozen)))
-          func.emitWarning("tofu-fuse-elementwise: element-wise fusion did "
-                           "not converge; some ops stay unfused");
+      if (!func.isExternal() && !func->hasAttr(tofu::attrs::kDriver) &&
+          failed(applyPatternsGreedily(func, frozen, config)))
+        func.emitWarning("tofu-fuse-elementwise: the rewrite did not "
+                         "converge; some ops stay as they were");
   }
 };
 
