@@ -10,6 +10,7 @@
 #include "tofu/Runtime/FetchPlan.h"
 #include "tofu/Runtime/TofuRuntime.h"
 
+#include "NodeCollectives.h"
 #include "Profile.h"
 #include "RuntimeSupport.h"
 #include "Workers.h"
@@ -69,11 +70,16 @@ struct State {
     std::vector<int64_t> grid;
     int64_t axes;
     MPI_Comm comm;
+    /// Its shared-memory segment when every member runs on this node.
+    node::Segment *segment;
   };
   std::vector<Group> comms;
   // Logical bytes received by this rank per collective.
   double fetchBytes = 0, allGatherBytes = 0, allToAllBytes = 0,
          allReduceBytes = 0, reduceScatterBytes = 0;
+  // Collectives made over MPI communicators, and those of them that went
+  // through a shared-memory segment (NodeCollectives.h).
+  int64_t collectives = 0, sharedCollectives = 0;
   int64_t liveBytes = 0, peakBytes = 0;
   // With TOFU_PEAK_BUFFERS=N: the live blocks (address -> size and the
   // ordinal of the allocation) and their sizes and ordinals at the peak.
@@ -99,13 +105,14 @@ void ensureInitialized() {
 }
 
 /// The communicator of the ranks that differ from this one only along the
-/// grid axes in `axes`, ordered by their row-major index over those axes.
-MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
+/// grid axes in `axes`, ordered by their row-major index over those axes,
+/// with its shared-memory segment (NodeCollectives.h).
+const State::Group &getGroup(const std::vector<int64_t> &grid, int64_t axes) {
   ensureInitialized();
   State &s = state();
   for (const State::Group &g : s.comms)
     if (g.axes == axes && g.grid == grid)
-      return g.comm;
+      return g;
   int64_t total = 1;
   for (int64_t k : grid)
     total *= k;
@@ -115,8 +122,17 @@ MPI_Comm getComm(const std::vector<int64_t> &grid, int64_t axes) {
   MPI_Comm comm;
   TOFU_MPI_CHECK(
       MPI_Comm_split(MPI_COMM_WORLD, position.color, position.key, &comm));
-  s.comms.push_back({grid, axes, comm});
-  return comm;
+  s.comms.push_back({grid, axes, comm, node::createSegment(comm)});
+  return s.comms.back();
+}
+
+/// Counts a collective over MPI communicators, `shared` when it went
+/// through shared memory; returns `shared`.
+bool countCollective(bool shared) {
+  State &s = state();
+  ++s.collectives;
+  s.sharedCollectives += shared;
+  return shared;
 }
 
 /// The message size of `elements` elements of `elementBytes` bytes, as the
@@ -215,8 +231,10 @@ void tofu_finalize(void) {
   State &s = state();
   if (workers::active())
     return;
-  for (State::Group &g : s.comms)
+  for (State::Group &g : s.comms) {
+    node::freeSegment(g.segment);
     TOFU_MPI_CHECK(MPI_Comm_free(&g.comm));
+  }
   s.comms.clear();
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -322,16 +340,22 @@ void _mlir_ciface_tofu_all_reduce(TofuUnrankedMemRef *src,
     state().allReduceBytes += getAllReduceBytes(groupSize, in.volume(), eb);
     return;
   }
-  MPI_Comm comm = getComm(getInts(grid), axes);
+  const State::Group &group = getGroup(getInts(grid), axes);
+  MPI_Comm comm = group.comm;
+  int groupSize = getGroupRank(comm).first;
+  if (in.sizes != out.sizes)
+    fatal("all_reduce: the result does not have the input's shape");
+  std::vector<int64_t> zero(in.sizes.size(), 0);
+  if (countCollective(node::reduce(group.segment, in, out, zero, kind, type))) {
+    state().allReduceBytes += getAllReduceBytes(groupSize, in.volume(), eb);
+    return;
+  }
   // Copy the input into the result and reduce there in place; a temporary
   // only when the result is not contiguous.
-  std::vector<int64_t> zero(in.sizes.size(), 0);
   bool direct = isContiguous(out);
   std::vector<char> packed(direct ? 0 : in.volume() * eb);
   char *buffer = direct ? out.data : packed.data();
   pack(in, zero, in.sizes, buffer);
-  int groupSize = 1;
-  TOFU_MPI_CHECK(MPI_Comm_size(comm, &groupSize));
   TOFU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buffer, in.volume(), mpiType(type),
                                mpiOp(kind), comm));
   if (!direct)
@@ -355,12 +379,17 @@ void _mlir_ciface_tofu_reduce_scatter(TofuUnrankedMemRef *src,
         getReduceScatterBytes(groupSize, in.volume(), eb);
     return;
   }
-  MPI_Comm comm = getComm(getInts(grid), int64_t(1) << axis);
-  int groupSize = 1;
-  TOFU_MPI_CHECK(MPI_Comm_size(comm, &groupSize));
-  if (dim < 0 || dim >= (int64_t)in.sizes.size() ||
-      in.sizes[dim] != out.sizes[dim] * groupSize)
-    fatal("reduce_scatter: the result is not one chunk of the input");
+  const State::Group &group = getGroup(getInts(grid), int64_t(1) << axis);
+  MPI_Comm comm = group.comm;
+  auto [groupSize, me] = getGroupRank(comm);
+  checkShapes(out, in, dim, -1, groupSize, "reduce_scatter");
+  std::vector<int64_t> lo(in.sizes.size(), 0);
+  lo[dim] = me * out.sizes[dim];
+  if (countCollective(node::reduce(group.segment, in, out, lo, kind, type))) {
+    state().reduceScatterBytes +=
+        getReduceScatterBytes(groupSize, in.volume(), eb);
+    return;
+  }
   // Chunks along `dim`, one after the other, as MPI expects them. A
   // contiguous input whose outer dimensions are all 1 already holds them
   // in that order, and a contiguous result receives directly.
@@ -402,9 +431,15 @@ void _mlir_ciface_tofu_all_gather(TofuUnrankedMemRef *src,
         getGatherBytes(groupSize, in.volume(), elementBytes);
     return;
   }
-  MPI_Comm comm = getComm(getInts(grid), axes);
+  const State::Group &group = getGroup(getInts(grid), axes);
+  MPI_Comm comm = group.comm;
   auto [groupSize, me] = getGroupRank(comm);
   checkShapes(in, out, dim, -1, groupSize, "all_gather");
+  if (countCollective(node::allGather(group.segment, in, out, dim))) {
+    state().allGatherBytes +=
+        getGatherBytes(groupSize, in.volume(), elementBytes);
+    return;
+  }
   // The group's tiles, one after the other in group order, gathered in
   // place: straight into the result when they follow each other there.
   int64_t chunk = in.volume();
@@ -441,9 +476,16 @@ void _mlir_ciface_tofu_all_to_all(TofuUnrankedMemRef *src,
         getGatherBytes(groupSize, out.volume() / groupSize, elementBytes);
     return;
   }
-  MPI_Comm comm = getComm(getInts(grid), axes);
+  const State::Group &group = getGroup(getInts(grid), axes);
+  MPI_Comm comm = group.comm;
   int groupSize = getGroupRank(comm).first;
   checkShapes(in, out, concatDim, splitDim, groupSize, "all_to_all");
+  if (countCollective(
+          node::allToAll(group.segment, in, out, splitDim, concatDim))) {
+    state().allToAllBytes +=
+        getGatherBytes(groupSize, out.volume() / groupSize, elementBytes);
+    return;
+  }
   // Chunk j of the input along splitDim goes to member j; the chunk from
   // member j lands at position j along concatDim. Both have this shape.
   std::vector<int64_t> shape = in.sizes;
@@ -682,6 +724,8 @@ void tofu_print_statistics(int64_t steps) {
   reduceOverJob(sum, 5, TOFU_SUM);
   double maxPeak = double(s.peakBytes);
   reduceOverJob(&maxPeak, 1, TOFU_MAX);
+  double calls[2] = {double(s.collectives), double(s.sharedCollectives)};
+  reduceOverJob(calls, 2, TOFU_SUM);
   if (tofu_rank() != 0)
     return;
   if (s.profileTop > 0) {
@@ -699,6 +743,10 @@ void tofu_print_statistics(int64_t steps) {
               "all_to_all %.0f, reduce_scatter %.0f, all_reduce %.0f)\n",
               (sum[0] + sum[1] + sum[2] + sum[3] + sum[4]) / n, sum[0] / n,
               sum[1] / n, sum[2] / n, sum[3] / n, sum[4] / n);
+  if (calls[0] > 0)
+    std::printf("collective calls per step: %.0f over all ranks, %.0f of "
+                "them through shared memory\n",
+                calls[0] / n, calls[1] / n);
   std::printf("peak live bytes per rank: %.0f\n", maxPeak);
   std::fflush(stdout);
 }

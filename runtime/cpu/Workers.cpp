@@ -122,17 +122,6 @@ template <typename F> void forEachPartRow(const copy::Part &p, F f) {
   }
 }
 
-/// Executes copy parts on the host.
-void runParts(const std::vector<copy::Part> &parts, int64_t eb) {
-  for (const copy::Part &p : parts) {
-    int64_t ss = p.rank ? p.sourceStrides[p.rank - 1] : 1;
-    int64_t ts = p.rank ? p.targetStrides[p.rank - 1] : 1;
-    forEachPartRow(p, [&](int64_t from, int64_t to, int64_t n) {
-      copyRow(p.source + from * eb, ss, p.target + to * eb, ts, n, eb);
-    });
-  }
-}
-
 /// Adds the copy of the box of `sizes` at `fromLo` in `from` to `toLo` in
 /// `to`.
 void addPart(std::vector<copy::Part> &parts, const View &from,
@@ -189,8 +178,8 @@ void combineRow(T *acc, int64_t accStride, const T *from, int64_t stride,
 /// Executes a reduction's parts (planReduction) on the host: part 0 copied
 /// to the target, the others combined into it in order, a row at a time.
 template <typename T>
-void runReduction(const std::vector<copy::Part> &parts, copy::Reduction kind) {
-  runParts({parts[0]}, sizeof(T));
+void combineParts(const std::vector<copy::Part> &parts, copy::Reduction kind) {
+  workers::runParts({parts[0]}, sizeof(T));
   for (size_t m = 1; m < parts.size(); ++m) {
     const copy::Part &p = parts[m];
     int64_t ss = p.rank ? p.sourceStrides[p.rank - 1] : 1;
@@ -199,25 +188,6 @@ void runReduction(const std::vector<copy::Part> &parts, copy::Reduction kind) {
       combineRow(reinterpret_cast<T *>(p.target) + to, ts,
                  reinterpret_cast<const T *>(p.source) + from, ss, n, kind);
     });
-  }
-}
-
-void runReduction(const std::vector<copy::Part> &parts, int64_t kind,
-                  int64_t type) {
-  if (kind < TOFU_SUM || kind > TOFU_PROD)
-    fatal("unsupported reduction");
-  auto k = copy::Reduction(kind);
-  switch (type) {
-  case TOFU_F32:
-    return runReduction<float>(parts, k);
-  case TOFU_F64:
-    return runReduction<double>(parts, k);
-  case TOFU_I32:
-    return runReduction<int32_t>(parts, k);
-  case TOFU_I64:
-    return runReduction<int64_t>(parts, k);
-  default:
-    fatal("unsupported element type");
   }
 }
 
@@ -247,6 +217,36 @@ void runCollective(const View &in, const View &out,
 namespace tofu {
 namespace runtime {
 namespace workers {
+
+/// Executes copy parts on the host.
+void runParts(const std::vector<copy::Part> &parts, int64_t eb) {
+  for (const copy::Part &p : parts) {
+    int64_t ss = p.rank ? p.sourceStrides[p.rank - 1] : 1;
+    int64_t ts = p.rank ? p.targetStrides[p.rank - 1] : 1;
+    forEachPartRow(p, [&](int64_t from, int64_t to, int64_t n) {
+      copyRow(p.source + from * eb, ss, p.target + to * eb, ts, n, eb);
+    });
+  }
+}
+
+void runReduction(const std::vector<copy::Part> &parts, int64_t kind,
+                  int64_t type) {
+  if (kind < TOFU_SUM || kind > TOFU_PROD)
+    fatal("unsupported reduction");
+  auto k = copy::Reduction(kind);
+  switch (type) {
+  case TOFU_F32:
+    return combineParts<float>(parts, k);
+  case TOFU_F64:
+    return combineParts<double>(parts, k);
+  case TOFU_I32:
+    return combineParts<int32_t>(parts, k);
+  case TOFU_I64:
+    return combineParts<int64_t>(parts, k);
+  default:
+    fatal("unsupported element type");
+  }
+}
 
 bool active() { return workerRank >= 0; }
 int rank() { return workerRank; }

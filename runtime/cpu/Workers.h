@@ -78,6 +78,12 @@ std::vector<copy::Part> planAllToAll(const Group &g,
                                      const std::vector<View> &inputs,
                                      const View &out, int64_t splitDim,
                                      int64_t concatDim);
+/// Executes copy parts on the host, and a reduction's parts
+/// (planReduction): part 0 copied to the target, the others combined into
+/// it in order (TOFU_SUM … TOFU_PROD over TOFU_F32 … TOFU_I64).
+void runParts(const std::vector<copy::Part> &parts, int64_t elementBytes);
+void runReduction(const std::vector<copy::Part> &parts, int64_t kind,
+                  int64_t type);
 /// One part per member: the box of out's shape at `lo` in its input, all
 /// to `out`; a reduction combines them in member order (reduceElement).
 std::vector<copy::Part> planReduction(const std::vector<View> &inputs,

@@ -1,0 +1,210 @@
+//===- NodeCollectives.cpp - Collectives through shared memory ------------===//
+
+#include "NodeCollectives.h"
+
+#include "Workers.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <sched.h>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace tofu {
+namespace runtime {
+namespace node {
+
+namespace {
+
+/// A member's announcements, each on a cache line of its own: the last
+/// collective whose input it has written, and the last it has finished
+/// reading the others' inputs for.
+struct alignas(64) Control {
+  std::atomic<uint64_t> published{0};
+  char pad[64 - sizeof(std::atomic<uint64_t>)];
+  std::atomic<uint64_t> finished{0};
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "shared-memory counters must be lock-free across processes");
+
+constexpr int64_t kDefaultBytes = 65536;
+
+int64_t getBufferBytes() {
+  const char *text = std::getenv("TOFU_CPU_SHM_BYTES");
+  if (!text || !*text)
+    return kDefaultBytes;
+  char *end = nullptr;
+  long long value = std::strtoll(text, &end, 10);
+  if (*end || value < 0)
+    fatal("TOFU_CPU_SHM_BYTES must be a number of bytes (0: no shared "
+          "memory)");
+  // Buffers start on cache lines.
+  return (value + 63) / 64 * 64;
+}
+
+/// How many ranks run on this node, as the process manager says (MPICH's
+/// Hydra sets MPI_LOCALNRANKS); 0 when unknown.
+int getLocalRanks() {
+  const char *text = std::getenv("MPI_LOCALNRANKS");
+  return text ? std::atoi(text) : 0;
+}
+
+} // namespace
+
+class Segment {
+public:
+  MPI_Win window = MPI_WIN_NULL;
+  int size = 0, me = 0;
+  int64_t bufferBytes = 0;
+  /// Spins before each sched_yield while waiting: none when the node's
+  /// ranks outnumber its cores (a spinning rank would take a core from the
+  /// one it waits for).
+  int spins = 0;
+  std::vector<Control *> controls;
+  /// Each member's two buffers, one after the other.
+  std::vector<char *> buffers;
+  uint64_t count = 0;
+
+  template <typename Ready> void waitUntil(Ready ready) const {
+    for (int i = 0; !ready(); ++i) {
+      if (i < spins) {
+#if defined(__x86_64__) || defined(__i386__)
+        _mm_pause();
+#endif
+      } else {
+        sched_yield();
+      }
+    }
+  }
+
+  /// Publishes `in` as this member's input of the next collective, waits
+  /// for every member's, calls assemble(inputs) with the members' inputs
+  /// (dense views of in's shape, in member order), and announces that it
+  /// has finished reading them.
+  template <typename Assemble>
+  void exchange(const View &in, Assemble assemble) {
+    uint64_t n = ++count;
+    int64_t offset = int64_t(n & 1) * bufferBytes;
+    // This member's buffer held collective n - 2's input.
+    if (n > 2)
+      for (int j = 0; j < size; ++j)
+        waitUntil([&] {
+          return controls[j]->finished.load(std::memory_order_acquire) >= n - 2;
+        });
+    pack(in, std::vector<int64_t>(in.sizes.size(), 0), in.sizes,
+         buffers[me] + offset);
+    controls[me]->published.store(n, std::memory_order_release);
+    std::vector<View> inputs;
+    inputs.reserve(size);
+    for (int j = 0; j < size; ++j) {
+      waitUntil([&] {
+        return controls[j]->published.load(std::memory_order_acquire) >= n;
+      });
+      inputs.push_back(
+          getDenseView(buffers[j] + offset, in.sizes, in.elementBytes));
+    }
+    assemble(inputs);
+    controls[me]->finished.store(n, std::memory_order_release);
+  }
+
+  bool fits(const View &in) const {
+    return in.volume() * in.elementBytes <= bufferBytes;
+  }
+
+  workers::Group getGroup() const {
+    workers::Group g;
+    for (int j = 0; j < size; ++j)
+      g.members.push_back(j);
+    g.me = me;
+    return g;
+  }
+};
+
+Segment *createSegment(MPI_Comm comm) {
+  int size = 1, me = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &me);
+  int64_t bufferBytes = getBufferBytes();
+  if (size < 2 || bufferBytes == 0)
+    return nullptr;
+  // Every member sees the same sizes, so all take the same branch.
+  MPI_Comm local;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &local);
+  int localSize = 0;
+  MPI_Comm_size(local, &localSize);
+  MPI_Comm_free(&local);
+  if (localSize != size)
+    return nullptr;
+
+  auto *s = new Segment;
+  s->size = size;
+  s->me = me;
+  s->bufferBytes = bufferBytes;
+  int ranks = std::max(size, getLocalRanks());
+  unsigned cores = std::thread::hardware_concurrency();
+  s->spins = cores && unsigned(ranks) <= cores ? 20000 : 0;
+  MPI_Aint bytes = MPI_Aint(sizeof(Control)) + 2 * bufferBytes;
+  void *base = nullptr;
+  MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base, &s->window);
+  new (base) Control;
+  for (int j = 0; j < size; ++j) {
+    MPI_Aint jBytes = 0;
+    int unit = 0;
+    void *jBase = nullptr;
+    MPI_Win_shared_query(s->window, j, &jBytes, &unit, &jBase);
+    s->controls.push_back(static_cast<Control *>(jBase));
+    s->buffers.push_back(static_cast<char *>(jBase) + sizeof(Control));
+  }
+  // Every member's counters are set before any member reads them.
+  MPI_Barrier(comm);
+  return s;
+}
+
+void freeSegment(Segment *segment) {
+  if (!segment)
+    return;
+  MPI_Win_free(&segment->window);
+  delete segment;
+}
+
+bool allGather(Segment *s, const View &in, const View &out, int64_t dim) {
+  if (!s || !s->fits(in))
+    return false;
+  workers::Group g = s->getGroup();
+  s->exchange(in, [&](const std::vector<View> &inputs) {
+    workers::runParts(workers::planAllGather(g, inputs, out, dim),
+                      in.elementBytes);
+  });
+  return true;
+}
+
+bool allToAll(Segment *s, const View &in, const View &out, int64_t splitDim,
+              int64_t concatDim) {
+  if (!s || !s->fits(in))
+    return false;
+  workers::Group g = s->getGroup();
+  s->exchange(in, [&](const std::vector<View> &inputs) {
+    workers::runParts(
+        workers::planAllToAll(g, inputs, out, splitDim, concatDim),
+        in.elementBytes);
+  });
+  return true;
+}
+
+bool reduce(Segment *s, const View &in, const View &out,
+            const std::vector<int64_t> &lo, int64_t kind, int64_t type) {
+  if (!s || !s->fits(in))
+    return false;
+  s->exchange(in, [&](const std::vector<View> &inputs) {
+    workers::runReduction(workers::planReduction(inputs, lo, out), kind, type);
+  });
+  return true;
+}
+
+} // namespace node
+} // namespace runtime
+} // namespace tofu
