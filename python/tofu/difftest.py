@@ -93,6 +93,9 @@ def options_problem(args):
         return f"--model: no such file {args.model}"
     if args.workers and args.rewrite:
         return "--workers runs tofu-run, which takes no --rewrite"
+    if args.workers and not args.combine:
+        return ("--workers runs tofu-run, which always runs "
+                "tofu-combine-collectives")
     tools = [("--tofu-opt", args.tofu_opt)]
     tools.append(("--tofu-run", args.tofu_run) if args.workers else
                  ("--mlir-runner", args.mlir_runner))
@@ -241,6 +244,9 @@ def main(argv=None):
                     help="comma-separated tofu-opt passes run between "
                     "convert-tofu-to-mpi and tofu-cpu-pipeline, as an "
                     "embedding compiler might (e.g. cse,canonicalize)")
+    ap.add_argument("--no-combine", dest="combine", action="store_false",
+                    help="lower every collective on its own (no "
+                    "tofu-combine-collectives, which tofu-run runs)")
     ap.add_argument("--perturb-fetch", action="store_true")
     ap.add_argument("--perturb-collective", action="store_true")
     ap.add_argument("--drop-reduction", action="store_true")
@@ -319,8 +325,9 @@ def run_mpi(args, spmd, tmp):
     mlir-runner."""
     low = run([args.tofu_opt, "-",
                f"--tofu-train-driver=steps={args.steps} reference=1 "
-               f"int-bound={args.int_bound}",
-               "--convert-tofu-to-mpi"] +
+               f"int-bound={args.int_bound}"] +
+              (["--tofu-combine-collectives"] if args.combine else []) +
+              ["--convert-tofu-to-mpi"] +
               [f"--{p}" for p in args.rewrite.split(",") if p] + LOWER,
               spmd,
               "tofu-opt (driver and lowering)").stdout

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <sched.h>
 #include <thread>
@@ -82,9 +83,9 @@ public:
   }
 
   /// Publishes `in` as this member's input of the next collective, waits
-  /// for every member's, calls assemble(inputs) with the members' inputs
-  /// (dense views of in's shape, in member order), and announces that it
-  /// has finished reading them.
+  /// for every member's, calls assemble(offset), which reads the members'
+  /// inputs at `offset` in their buffers (getInputs), and announces that
+  /// it has finished reading them.
   template <typename Assemble>
   void exchange(const View &in, Assemble assemble) {
     uint64_t n = ++count;
@@ -95,20 +96,29 @@ public:
         waitUntil([&] {
           return controls[j]->finished.load(std::memory_order_acquire) >= n - 2;
         });
-    pack(in, std::vector<int64_t>(in.sizes.size(), 0), in.sizes,
-         buffers[me] + offset);
+    if (isContiguous(in))
+      std::memcpy(buffers[me] + offset, in.data, in.volume() * in.elementBytes);
+    else
+      pack(in, std::vector<int64_t>(in.sizes.size(), 0), in.sizes,
+           buffers[me] + offset);
     controls[me]->published.store(n, std::memory_order_release);
-    std::vector<View> inputs;
-    inputs.reserve(size);
-    for (int j = 0; j < size; ++j) {
+    for (int j = 0; j < size; ++j)
       waitUntil([&] {
         return controls[j]->published.load(std::memory_order_acquire) >= n;
       });
+    assemble(offset);
+    controls[me]->finished.store(n, std::memory_order_release);
+  }
+
+  /// The members' inputs of the collective whose buffers start at
+  /// `offset`: dense views of `in`'s shape, in member order.
+  std::vector<View> getInputs(const View &in, int64_t offset) const {
+    std::vector<View> inputs;
+    inputs.reserve(size);
+    for (int j = 0; j < size; ++j)
       inputs.push_back(
           getDenseView(buffers[j] + offset, in.sizes, in.elementBytes));
-    }
-    assemble(inputs);
-    controls[me]->finished.store(n, std::memory_order_release);
+    return inputs;
   }
 
   bool fits(const View &in) const {
@@ -174,9 +184,18 @@ void freeSegment(Segment *segment) {
 bool allGather(Segment *s, const View &in, const View &out, int64_t dim) {
   if (!s || !s->fits(in))
     return false;
-  workers::Group g = s->getGroup();
-  s->exchange(in, [&](const std::vector<View> &inputs) {
-    workers::runParts(workers::planAllGather(g, inputs, out, dim),
+  // The members' tiles follow each other in a dense result when the
+  // dimensions outside `dim` are 1: one copy each.
+  bool direct = isContiguous(out) && getOuterVolume(out, dim) == 1;
+  int64_t chunk = in.volume() * in.elementBytes;
+  s->exchange(in, [&](int64_t offset) {
+    if (direct) {
+      for (int j = 0; j < s->size; ++j)
+        std::memcpy(out.data + j * chunk, s->buffers[j] + offset, chunk);
+      return;
+    }
+    workers::runParts(workers::planAllGather(
+                          s->getGroup(), s->getInputs(in, offset), out, dim),
                       in.elementBytes);
   });
   return true;
@@ -186,11 +205,11 @@ bool allToAll(Segment *s, const View &in, const View &out, int64_t splitDim,
               int64_t concatDim) {
   if (!s || !s->fits(in))
     return false;
-  workers::Group g = s->getGroup();
-  s->exchange(in, [&](const std::vector<View> &inputs) {
-    workers::runParts(
-        workers::planAllToAll(g, inputs, out, splitDim, concatDim),
-        in.elementBytes);
+  s->exchange(in, [&](int64_t offset) {
+    workers::runParts(workers::planAllToAll(s->getGroup(),
+                                            s->getInputs(in, offset), out,
+                                            splitDim, concatDim),
+                      in.elementBytes);
   });
   return true;
 }
@@ -199,8 +218,9 @@ bool reduce(Segment *s, const View &in, const View &out,
             const std::vector<int64_t> &lo, int64_t kind, int64_t type) {
   if (!s || !s->fits(in))
     return false;
-  s->exchange(in, [&](const std::vector<View> &inputs) {
-    workers::runReduction(workers::planReduction(inputs, lo, out), kind, type);
+  s->exchange(in, [&](int64_t offset) {
+    workers::runReduction(
+        workers::planReduction(s->getInputs(in, offset), lo, out), kind, type);
   });
   return true;
 }

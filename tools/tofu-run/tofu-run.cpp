@@ -847,6 +847,9 @@ int main(int argc, char **argv) {
   auto compileStart = std::chrono::steady_clock::now();
   PassManager pm(&context);
   if (!onGPU) {
+    // Small independent collectives become one (tofu-combine-collectives),
+    // then calls into the runtime.
+    std::string communication = ",tofu-combine-collectives,convert-tofu-to-mpi";
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
     std::string lowering =
@@ -857,8 +860,7 @@ int main(int argc, char **argv) {
     // tofu-cpu-pipeline fuses element-wise chains first: after the driver
     // is built, whose initial values follow the step's unfused ops (the
     // fan-in of a weight; docs/cpu.md).
-    if (failed(parsePassPipeline(driver + ",convert-tofu-to-mpi", pm,
-                                 llvm::errs())) ||
+    if (failed(parsePassPipeline(driver + communication, pm, llvm::errs())) ||
         failed(pm.run(*module)) ||
         (timing && failed(addStepTimer(
                        *module, module->lookupSymbol<func::FuncOp>(stepName),
@@ -869,8 +871,10 @@ int main(int argc, char **argv) {
   } else {
     // A partitioned step's communication calls the GPU collectives
     // (Collectives.cpp: NCCL, one process per GPU under mpiexec).
-    std::string communication =
-        isPartitioned(*module) ? ",convert-tofu-to-mpi{runtime=gpu}" : "";
+    std::string communication = isPartitioned(*module)
+                                    ? ",tofu-combine-collectives,"
+                                      "convert-tofu-to-mpi{runtime=gpu}"
+                                    : "";
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
     PassManager lower(&context);

@@ -72,6 +72,35 @@ def TofuPartition : Pass<"tofu-partition", "mlir::ModuleOp"> {
   ];
 }
 
+def TofuCombineCollectives : Pass<"tofu-combine-collectives"> {
+  let summary = "Make one collective of several small independent ones";
+  let description = [{
+    Every collective of a partitioned step is a rendezvous of its group,
+    which costs a few microseconds whatever its size; a step of small tiles
+    (an LSTM's gate gradients, gathered one after the other) makes hundreds.
+    This pass stacks the inputs of `shard.all_gather`, `all_reduce`,
+    `reduce_scatter` and `all_to_all` ops of the same kind, grid, axes,
+    reduction and tile type along a new leading dimension and makes one
+    collective of the stack, with its axes shifted by one; slices of its
+    result replace the old results. The same elements move in fewer calls,
+    so the bytes a runtime counts do not change.
+
+    Collectives are taken in program order within a block: one joins a
+    group when its input is defined before the first use of any result of
+    the group (and is not one of them); the combined collective is placed
+    before that first use. Tiles of more than `max-bytes` bytes are left
+    alone (their transfer, not the rendezvous, dominates).
+    `tofu-run` runs this pass on partitioned steps before
+    `convert-tofu-to-mpi`.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "uint64_t", /*default=*/"65536",
+           "Combine only collectives whose input has at most this many "
+           "bytes">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def TofuTrainDriver : Pass<"tofu-train-driver", "mlir::ModuleOp"> {
   let summary = "Add a main that trains a (partitioned) step for some steps";
   let description = [{
