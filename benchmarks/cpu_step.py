@@ -3,7 +3,7 @@
 
     python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm,lstm-stacked,mlp300]
         [--steps 20] [--warmup 3] [--tofu-run PATH] [--skip-torch] [--ranks2]
-        [--workers2]
+        [--workers2] [--tofu-run-arg ARG ...]
 
 Every model is a zoo model (python/tofu/models.py) trained with Adam
 (lr 1e-3) at the same sizes and batch on both sides: the zoo's MLIR through
@@ -211,12 +211,14 @@ def parse_report(text):
     return flops
 
 
-def tofu_time(step, ranks, steps, warmup, tofu_run, timeout, workers=False):
+def tofu_time(step, ranks, steps, warmup, tofu_run, timeout, workers=False,
+              extra=()):
     """{ms, compile_s, loss0, report_flops, how} of tofu-run on `step`: its
-    ranks under mpiexec, or as in-process workers (`--workers`)."""
+    ranks under mpiexec, or as in-process workers (`--workers`); `extra`
+    are more tofu-run arguments."""
     launcher = ["mpiexec", "-n", str(ranks)] if ranks > 1 and not workers \
         else []
-    base = launcher + [tofu_run, step]
+    base = launcher + [tofu_run, step] + list(extra)
     if workers:
         base += ["--workers", str(ranks)]
     if ranks > 1:
@@ -411,6 +413,9 @@ def main(argv=None):
     parser.add_argument("--workers2", action="store_true",
                         help="also setup (c): 2 in-process workers "
                         "(tofu-run --workers 2) against the same DDP")
+    parser.add_argument("--tofu-run-arg", action="append", default=[],
+                        help="pass this argument to every tofu-run (e.g. "
+                        "--tofu-run-arg=--combine-collectives=0)")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds per subprocess (default 1800)")
     args = parser.parse_args(argv)
@@ -447,7 +452,8 @@ def main(argv=None):
                     program = step if ranks == 1 else tofu_partition(
                         step, tmp, tofu_opt, ranks, args.timeout)
                     tofu = tofu_time(program, ranks, args.steps, args.warmup,
-                                     args.tofu_run, args.timeout, workers)
+                                     args.tofu_run, args.timeout, workers,
+                                     args.tofu_run_arg)
                     print(f"{name} {label}: tofu-run {tofu['ms']:.1f} ms "
                           f"({tofu['how']}, compile "
                           f"{fmt(tofu['compile_s'], '.1f')} s)", flush=True)

@@ -136,6 +136,11 @@ static llvm::cl::opt<unsigned> workers(
                    "of one process instead of under mpiexec (default 1; "
                    "with --gpu, all on one GPU)"),
     llvm::cl::init(1), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<bool> combineCollectives(
+    "combine-collectives",
+    llvm::cl::desc("Combine small independent collectives of a partitioned "
+                   "step into one (tofu-combine-collectives; default on)"),
+    llvm::cl::init(true), llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> gpuLowerOnly(
     "gpu-lower-only",
     llvm::cl::desc("With --gpu: print the lowered module instead of running "
