@@ -47,11 +47,26 @@ int64_t getBufferBytes() {
   return (value + 63) / 64 * 64;
 }
 
-/// How many ranks run on this node, as the process manager says (MPICH's
-/// Hydra sets MPI_LOCALNRANKS); 0 when unknown.
-int getLocalRanks() {
-  const char *text = std::getenv("MPI_LOCALNRANKS");
-  return text ? std::atoi(text) : 0;
+/// Whether the job's ranks on this node outnumber the cores this process
+/// may run on. Collective over MPI_COMM_WORLD the first time (every rank
+/// makes its first segment at the same point: getGroup splits
+/// MPI_COMM_WORLD), then remembered.
+bool mayOversubscribe() {
+  static int known = -1;
+  if (known >= 0)
+    return known;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &node);
+  int ranks = 0;
+  MPI_Comm_size(node, &ranks);
+  MPI_Comm_free(&node);
+  cpu_set_t set;
+  int cores = sched_getaffinity(0, sizeof(set), &set) == 0
+                  ? CPU_COUNT(&set)
+                  : int(std::thread::hardware_concurrency());
+  known = cores <= 0 || ranks > cores;
+  return known;
 }
 
 } // namespace
@@ -61,9 +76,9 @@ public:
   MPI_Win window = MPI_WIN_NULL;
   int size = 0, me = 0;
   int64_t bufferBytes = 0;
-  /// Spins before each sched_yield while waiting: none when the node's
-  /// ranks outnumber its cores (a spinning rank would take a core from the
-  /// one it waits for).
+  /// Spins before yielding the core while waiting: none when the job's
+  /// ranks on this node outnumber the cores this process may use (a
+  /// spinning rank would take a core from the one it waits for).
   int spins = 0;
   std::vector<Control *> controls;
   /// Each member's two buffers, one after the other.
@@ -71,8 +86,9 @@ public:
   uint64_t count = 0;
 
   template <typename Ready> void waitUntil(Ready ready) const {
-    for (int i = 0; !ready(); ++i) {
+    for (int i = 0; !ready();) {
       if (i < spins) {
+        ++i;
 #if defined(__x86_64__) || defined(__i386__)
         _mm_pause();
 #endif
@@ -135,10 +151,15 @@ public:
 };
 
 Segment *createSegment(MPI_Comm comm) {
+  bool oversubscribed = mayOversubscribe();
   int size = 1, me = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &me);
-  int64_t bufferBytes = getBufferBytes();
+  // The members agree on the buffers' size, the smallest any of them asks
+  // for: a member whose buffers differ would read the others' at the
+  // wrong offsets, or take MPI where they take shared memory.
+  long long bufferBytes = getBufferBytes();
+  MPI_Allreduce(MPI_IN_PLACE, &bufferBytes, 1, MPI_LONG_LONG, MPI_MIN, comm);
   if (size < 2 || bufferBytes == 0)
     return nullptr;
   // Every member sees the same sizes, so all take the same branch.
@@ -154,9 +175,7 @@ Segment *createSegment(MPI_Comm comm) {
   s->size = size;
   s->me = me;
   s->bufferBytes = bufferBytes;
-  int ranks = std::max(size, getLocalRanks());
-  unsigned cores = std::thread::hardware_concurrency();
-  s->spins = cores && unsigned(ranks) <= cores ? 20000 : 0;
+  s->spins = oversubscribed ? 0 : 20000;
   MPI_Aint bytes = MPI_Aint(sizeof(Control)) + 2 * bufferBytes;
   void *base = nullptr;
   MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base, &s->window);
@@ -166,6 +185,8 @@ Segment *createSegment(MPI_Comm comm) {
     int unit = 0;
     void *jBase = nullptr;
     MPI_Win_shared_query(s->window, j, &jBytes, &unit, &jBase);
+    if (jBytes != bytes)
+      fatal("a shared-memory segment's slots differ in size");
     s->controls.push_back(static_cast<Control *>(jBase));
     s->buffers.push_back(static_cast<char *>(jBase) + sizeof(Control));
   }

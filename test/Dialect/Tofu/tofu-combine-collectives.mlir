@@ -1,11 +1,13 @@
 // RUN: tofu-opt %s --tofu-combine-collectives -split-input-file | FileCheck %s
 // RUN: tofu-opt %s --tofu-combine-collectives=max-bytes=32 -split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: tofu-opt %s --tofu-combine-collectives=max-bytes=96 -split-input-file | FileCheck %s --check-prefix=PAIRS
 
 // Four independent gathers of the same kind, axes and tile type become one
 // gather of their stack (gather axis 0 -> 1), placed before the first use
 // of any of their results; each old result is a slice of the new one. The
-// layout attribute does not keep them apart. With max-bytes=32 (each tile
-// has 48 bytes) nothing changes.
+// layout attribute, a tile's, does not keep them apart and is not copied to
+// the stack. With max-bytes=32 (each tile has 48 bytes) nothing changes;
+// with max-bytes=96 a stack holds two tiles.
 
 // CHECK-LABEL: func.func @gates(
 // CHECK-SAME: %[[A:[^:]+]]: tensor<2x6xf32>, %[[B:[^:]+]]: tensor<2x6xf32>, %[[C:[^:]+]]: tensor<2x6xf32>, %[[D:[^:]+]]: tensor<2x6xf32>
@@ -26,14 +28,17 @@
 // SMALL-LABEL: func.func @gates(
 // SMALL-COUNT-4: shard.all_gather %{{.*}} gather_axis = 0
 // SMALL-NOT: tensor.insert_slice
+// PAIRS-LABEL: func.func @gates(
+// PAIRS-COUNT-2: shard.all_gather %{{.*}} gather_axis = 1 : tensor<2x2x6xf32> -> tensor<2x4x6xf32>
+// PAIRS-NOT: shard.all_gather
 shard.grid @g(shape = 2)
 func.func @gates(%a: tensor<2x6xf32>, %b: tensor<2x6xf32>,
                  %c: tensor<2x6xf32>, %d: tensor<2x6xf32>)
     -> (tensor<4x6xf32>, tensor<4x6xf32>) {
   %0 = shard.all_gather %a on @g grid_axes = [0] gather_axis = 0
-      : tensor<2x6xf32> -> tensor<4x6xf32>
-  %1 = shard.all_gather %b on @g grid_axes = [0] gather_axis = 0
       {tofu.layout = #tofu.layout<[0]>} : tensor<2x6xf32> -> tensor<4x6xf32>
+  %1 = shard.all_gather %b on @g grid_axes = [0] gather_axis = 0
+      : tensor<2x6xf32> -> tensor<4x6xf32>
   %2 = shard.all_gather %c on @g grid_axes = [0] gather_axis = 0
       : tensor<2x6xf32> -> tensor<4x6xf32>
   %3 = shard.all_gather %d on @g grid_axes = [0] gather_axis = 0
@@ -51,6 +56,7 @@ func.func @gates(%a: tensor<2x6xf32>, %b: tensor<2x6xf32>,
 // grids, of other tile types; and a lone collective.
 
 // CHECK-LABEL: func.func @apart(
+// PAIRS-LABEL: func.func @apart(
 // CHECK-NOT: tensor.insert_slice
 // CHECK-COUNT-7: shard.all_gather
 // CHECK-COUNT-2: shard.all_reduce

@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/RegionKindInterface.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace tofu {
@@ -42,13 +43,15 @@ bool isCombinable(Operation *op) {
              shard::AllToAllOp>(op);
 }
 
-/// The tile's type when `op` may be stacked: a static tensor of at most
-/// `maxBytes` bytes and of a rank the runtimes' copies take once stacked.
+/// The tile's type when `op` may be stacked: a static tensor without an
+/// encoding, of at most `maxBytes` bytes and of a rank the runtimes'
+/// copies take once stacked.
 RankedTensorType getTileType(Operation *op, uint64_t maxBytes) {
   auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
-      in.getRank() + 1 > 8 || !in.getElementType().isIntOrFloat())
+      in.getEncoding() || out.getEncoding() || in.getRank() + 1 > 8 ||
+      !in.getElementType().isIntOrFloat())
     return {};
   uint64_t bits = in.getNumElements() * in.getElementTypeBitWidth();
   if (bits > 8 * maxBytes)
@@ -76,6 +79,8 @@ Operation *getFirstUse(Block &block, Operation *op) {
 
 struct Group {
   SmallVector<Operation *> members;
+  /// The bytes of the members' inputs.
+  uint64_t bytes = 0;
   /// The first use of any member's result.
   Operation *firstUse = nullptr;
 };
@@ -123,11 +128,14 @@ void combine(const Group &group) {
         tensor::InsertSliceOp::create(b, loc, group.members[i]->getOperand(0),
                                       stacked, offsets, sizes, strides);
   }
-  // The first member's operation and attributes, on the stack.
+  // The first member's operation and its own attributes (not the
+  // dialect attributes, such as a tile's tofu.layout), on the stack.
   OperationState state(loc, first->getName());
   state.addOperands(stacked);
   state.addTypes(stack(result));
   for (NamedAttribute attr : first->getAttrs()) {
+    if (attr.getName().strref().contains('.'))
+      continue;
     if (llvm::is_contained(kAxisAttributes, attr.getName().strref())) {
       auto axis = cast<IntegerAttr>(attr.getValue());
       state.addAttribute(attr.getName(),
@@ -153,7 +161,9 @@ struct TofuCombineCollectivesPass
 
   void runOnOperation() override {
     getOperation()->walk([&](Block *block) {
-      if (block->empty() || !block->mightHaveTerminator())
+      // Program order means nothing in a graph region.
+      if (block->empty() || !block->mightHaveTerminator() ||
+          !mayHaveSSADominance(*block->getParent()))
         return;
       combineInBlock(*block);
     });
@@ -174,8 +184,12 @@ struct TofuCombineCollectivesPass
                     Group>
         open;
     for (Operation &op : block) {
-      if (!isCombinable(&op) || !getTileType(&op, maxBytes))
+      RankedTensorType tile =
+          isCombinable(&op) ? getTileType(&op, maxBytes) : nullptr;
+      if (!tile)
         continue;
+      uint64_t bytes =
+          tile.getNumElements() * tile.getElementTypeBitWidth() / 8;
       NamedAttrList attrs(op.getAttrDictionary());
       attrs.erase("tofu.layout");
       auto key = std::make_tuple(
@@ -187,7 +201,8 @@ struct TofuCombineCollectivesPass
       Operation *def = op.getOperand(0).getDefiningOp();
       if (!group.members.empty() &&
           (!isDefinedBefore(block, op.getOperand(0), group.firstUse) ||
-           llvm::is_contained(group.members, def))) {
+           llvm::is_contained(group.members, def) ||
+           group.bytes + bytes > maxBytes)) {
         if (group.members.size() > 1)
           return std::move(group);
         group = Group();
@@ -196,6 +211,7 @@ struct TofuCombineCollectivesPass
       if (!group.firstUse || use->isBeforeInBlock(group.firstUse))
         group.firstUse = use;
       group.members.push_back(&op);
+      group.bytes += bytes;
     }
     for (auto &entry : open)
       if (entry.second.members.size() > 1)
