@@ -51,7 +51,7 @@ int64_t getBufferBytes() {
 /// may run on. Collective over MPI_COMM_WORLD the first time (every rank
 /// makes its first segment at the same point: getGroup splits
 /// MPI_COMM_WORLD), then remembered.
-bool mayOversubscribe() {
+bool isOversubscribed() {
   static int known = -1;
   if (known >= 0)
     return known;
@@ -112,11 +112,8 @@ public:
         waitUntil([&] {
           return controls[j]->finished.load(std::memory_order_acquire) >= n - 2;
         });
-    if (isContiguous(in))
-      std::memcpy(buffers[me] + offset, in.data, in.volume() * in.elementBytes);
-    else
-      pack(in, std::vector<int64_t>(in.sizes.size(), 0), in.sizes,
-           buffers[me] + offset);
+    pack(in, std::vector<int64_t>(in.sizes.size(), 0), in.sizes,
+         buffers[me] + offset);
     controls[me]->published.store(n, std::memory_order_release);
     for (int j = 0; j < size; ++j)
       waitUntil([&] {
@@ -151,7 +148,7 @@ public:
 };
 
 Segment *createSegment(MPI_Comm comm) {
-  bool oversubscribed = mayOversubscribe();
+  bool oversubscribed = isOversubscribed();
   int size = 1, me = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &me);

@@ -59,18 +59,12 @@ RankedTensorType getTileType(Operation *op, uint64_t maxBytes) {
   return in;
 }
 
-/// The operation of `block` that holds `op` (itself or an ancestor), or
-/// null when `op` is outside the block.
-Operation *getInBlock(Block &block, Operation *op) {
-  return block.findAncestorOpInBlock(*op);
-}
-
 /// The first operation of `block` that uses a result of `op`: its
 /// terminator when nothing else does.
 Operation *getFirstUse(Block &block, Operation *op) {
   Operation *first = block.getTerminator();
   for (Operation *user : op->getResult(0).getUsers()) {
-    Operation *at = getInBlock(block, user);
+    Operation *at = block.findAncestorOpInBlock(*user);
     if (at && at->isBeforeInBlock(first))
       first = at;
   }
@@ -91,7 +85,7 @@ bool isDefinedBefore(Block &block, Value value, Operation *point) {
   Operation *def = value.getDefiningOp();
   if (!def)
     return true;
-  Operation *at = getInBlock(block, def);
+  Operation *at = block.findAncestorOpInBlock(*def);
   return !at || at->isBeforeInBlock(point);
 }
 
