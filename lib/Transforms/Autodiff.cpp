@@ -10,6 +10,7 @@
 
 #include "tofu/Transforms/ArgumentSelection.h"
 #include "tofu/Transforms/ScalarDerivative.h"
+#include "tofu/Transforms/ShiftInvariance.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -63,9 +64,11 @@ public:
 /// Differentiates one function in place.
 class Differentiator {
 public:
-  Differentiator(func::FuncOp func, ArrayRef<unsigned> weights)
+  Differentiator(func::FuncOp func, ArrayRef<unsigned> weights,
+                 bool cancelShifts)
       : func(func), weights(weights.begin(), weights.end()),
-        tagger(&func.getBody().front()), b(func.getContext(), &tagger) {}
+        cancelShifts(cancelShifts), tagger(&func.getBody().front()),
+        b(func.getContext(), &tagger) {}
 
   LogicalResult run();
 
@@ -108,6 +111,9 @@ private:
 
   func::FuncOp func;
   llvm::SmallDenseSet<unsigned> weights;
+  /// Hold constant the row maxima that a normalisation cancels
+  /// (findCancelledShifts): their gradient is zero.
+  bool cancelShifts;
   BackwardTagger tagger;
   OpBuilder b;
   llvm::DenseSet<Value> active;
@@ -844,6 +850,9 @@ LogicalResult Differentiator::run() {
   SmallVector<Operation *> forward;
   for (unsigned w : weights)
     active.insert(func.getArgument(w));
+  llvm::DenseSet<Value> constant;
+  if (cancelShifts)
+    constant = findCancelledShifts(body);
   for (Operation &op : body.without_terminator()) {
     op.setAttr(attrs::kOpId, IntegerAttr::get(i64, nextId++));
     forward.push_back(&op);
@@ -853,7 +862,8 @@ LogicalResult Differentiator::run() {
     if (op.getNumRegions() && !isa<linalg::LinalgOp, tensor::PadOp>(op))
       return cannotDifferentiate(&op) << " with regions";
     for (Value r : op.getResults())
-      if (isa<FloatType>(getElementTypeOrSelf(r.getType()))) {
+      if (isa<FloatType>(getElementTypeOrSelf(r.getType())) &&
+          !constant.contains(r)) {
         if (failed(checkActiveType(r, &op)))
           return failure();
         active.insert(r);
@@ -1031,7 +1041,7 @@ struct TofuAutodiffPass
         train = cast<func::FuncOp>(builder.clone(*func));
       }
       train.setName((func.getName() + "_train").str());
-      if (failed(Differentiator(train, *weights).run()))
+      if (failed(Differentiator(train, *weights, cancelShifts).run()))
         return signalPassFailure();
       ++differentiated;
     }

@@ -146,6 +146,11 @@ static llvm::cl::opt<bool> gpuLowerOnly(
     llvm::cl::desc("With --gpu: print the lowered module instead of running "
                    "it (needs no GPU)"),
     llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> gpuPipelineOptions(
+    "gpu-pipeline",
+    llvm::cl::desc("With --gpu: options of tofu-gpu-pipeline, e.g. "
+                   "'split-ratio=16 fold-strided-data-gradients=false'"),
+    llvm::cl::value_desc("options"), llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<std::string> emitExecutable(
     "emit-executable",
     llvm::cl::desc("Write a standalone executable of the run (the lowered "
@@ -675,6 +680,9 @@ int main(int argc, char **argv) {
                 "written by MPI ranks): run under mpiexec");
   if (gpuLowerOnly && !onGPU)
     return fail("--gpu-lower-only prints the GPU lowering: give --gpu too");
+  if (gpuPipelineOptions.getNumOccurrences() && !onGPU)
+    return fail("--gpu-pipeline sets options of the GPU lowering: give --gpu "
+                "too");
   if (inputFile == "-" && ranks > 1)
     return fail("cannot read the step from stdin with " + llvm::Twine(ranks) +
                 " ranks (mpiexec gives stdin to rank 0 only): write it to a "
@@ -888,7 +896,9 @@ int main(int argc, char **argv) {
         failed(addStepTimer(*module,
                             module->lookupSymbol<func::FuncOp>(stepName),
                             "tofu_gpu_timer", /*streamOrdered=*/true)) ||
-        failed(parsePassPipeline("tofu-gpu-pipeline", lower, llvm::errs())) ||
+        failed(
+            parsePassPipeline("tofu-gpu-pipeline{" + gpuPipelineOptions + "}",
+                              lower, llvm::errs())) ||
         failed(lower.run(*module)))
       return 1;
     if (gpuLowerOnly) {

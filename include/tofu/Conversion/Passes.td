@@ -350,6 +350,13 @@ def ConvertTofuToGPU : Pass<"convert-tofu-to-gpu", "mlir::ModuleOp"> {
     A GEMM-shaped op or a convolution on tensors is an error: bufferize
     first.
   }];
+  let options = [
+    Option<"foldStridedDataGradients", "fold-strided-data-gradients", "bool",
+           /*default=*/"true",
+           "A data gradient with a stride above 1 writes the interior of its "
+           "zero-padded image (cuDNN's padding); false: it writes a packed "
+           "image that a kernel copies into the padded one">,
+  ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"

@@ -293,6 +293,13 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
     linalg body or passed as scalar operands, the value of `linalg.fill`)
     are differentiated too.
 
+    A row maximum that is only subtracted for stability and that the
+    normalisation cancels, as in `exp(x - max(x)) / sum(exp(x - max(x)))`
+    and in log-softmax, is held constant: nothing the function computes
+    depends on it, so its gradient is exactly zero, and the backward pass
+    skips the reduction that would compute it (`cancel-shifts=false`
+    differentiates through it).
+
     An operation on the path from a weight to the loss that cannot be
     differentiated is an error that names it, as is an operation that reads
     an active value to which no rule propagates a gradient. Weights must be
@@ -315,6 +322,10 @@ def TofuAutodiff : Pass<"tofu-autodiff", "mlir::ModuleOp"> {
                "tofu.input">,
     Option<"keepForward", "keep-forward", "bool", /*default=*/"false",
            "Keep the forward function next to the training step">,
+    Option<"cancelShifts", "cancel-shifts", "bool", /*default=*/"true",
+           "Hold constant the row maxima that softmax and log-softmax "
+           "subtract and their normalisation cancels (their gradient is "
+           "zero); false differentiates through them">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

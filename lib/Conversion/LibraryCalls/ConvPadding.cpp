@@ -311,6 +311,12 @@ void ConvPadding::analyzeDataGradient(linalg::LinalgOp op,
   }
   if (!sliced)
     return;
+  if (!foldStridedDataGradients &&
+      llvm::any_of(pattern.strides, [](int64_t s) { return s != 1; })) {
+    op->emitRemark(pass) << ": the strided data gradient writes a packed "
+                            "image, copied into its padded one";
+    return;
+  }
   std::string whyNot;
   std::optional<std::vector<int64_t>> padding =
       foldWindow(op, pattern, *window, &whyNot);

@@ -436,9 +436,10 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
   op->erase();
 }
 
-LogicalResult tofu::lowerLibraryCalls(
-    ModuleOp module, StringRef pass,
-    llvm::function_ref<LibraryCallEntries(Type)> entriesFor) {
+LogicalResult
+tofu::lowerLibraryCalls(ModuleOp module, StringRef pass,
+                        llvm::function_ref<LibraryCallEntries(Type)> entriesFor,
+                        bool foldStridedDataGradients) {
   std::vector<std::tuple<linalg::LinalgOp, GemmMatch, LibraryCallEntries>>
       gemms;
   SmallVector<std::pair<linalg::LinalgOp, conv::ConvPattern>> convolutions;
@@ -479,7 +480,7 @@ LogicalResult tofu::lowerLibraryCalls(
   // Pads are decided before anything is rewritten: the check that nothing
   // writes an image between its pad and its convolutions needs the linalg
   // ops' memory effects, which the library calls do not declare.
-  ConvPadding padding(pass);
+  ConvPadding padding(pass, foldStridedDataGradients);
   padding.analyze(convolutions);
   for (auto &[op, match, entries] : gemms)
     lowerGemm(module, op, match, entries.gemm, entries.gemmLibrary, pass);

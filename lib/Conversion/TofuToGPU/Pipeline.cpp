@@ -47,6 +47,11 @@ struct TofuGPUPipelineOptions
       *this, "split-ratio",
       llvm::cl::desc("preferred partial results per reduced row"),
       llvm::cl::init(32)};
+  Option<bool> foldStridedDataGradients{
+      *this, "fold-strided-data-gradients",
+      llvm::cl::desc("strided data gradients write the interior of their "
+                     "padded image (false: a packed image, then a copy)"),
+      llvm::cl::init(true)};
   Option<std::string> report{
       *this, "report",
       llvm::cl::desc("write tofu-gpu-report's output to this file ('-' for "
@@ -77,9 +82,10 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "tofu-split-call-deallocs,"
       "bufferization-lower-deallocations,cse,canonicalize,"
       "tofu-early-dealloc,"
-      "convert-tofu-to-gpu,"
+      "convert-tofu-to-gpu{{fold-strided-data-gradients={2}},"
       "tofu-gpu-device-memory",
-      options.splitMinLength.getValue(), options.splitRatio.getValue());
+      options.splitMinLength.getValue(), options.splitRatio.getValue(),
+      options.foldStridedDataGradients.getValue() ? "true" : "false");
   if (!options.report.empty())
     text += llvm::formatv(",tofu-gpu-report{{output={0}}",
                           options.report.getValue());

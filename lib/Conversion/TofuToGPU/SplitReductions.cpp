@@ -75,16 +75,20 @@ linalg::GenericOp promoteOuterReductions(RewriterBase &rewriter,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
 
-  // The partial result: the output's shape followed by the promoted loops.
+  // The partial result: the promoted loops followed by the output's shape,
+  // so that the threads of the combining op (one per output element) read
+  // neighbouring elements.
   OpOperand *init = op.getDpsInitOperand(0);
   auto initType = cast<RankedTensorType>(init->get().getType());
-  SmallVector<int64_t> partialShape(initType.getShape());
-  AffineMap outMap = op.getMatchingIndexingMap(init);
-  SmallVector<AffineExpr> partialResults(outMap.getResults());
+  SmallVector<int64_t> partialShape;
+  SmallVector<AffineExpr> partialResults;
   for (unsigned loop : promoted) {
     partialShape.push_back(ranges[loop]);
     partialResults.push_back(rewriter.getAffineDimExpr(loop));
   }
+  llvm::append_range(partialShape, initType.getShape());
+  llvm::append_range(partialResults,
+                     op.getMatchingIndexingMap(init).getResults());
   Value partialInit = createFilled(rewriter, loc, partialShape, neutral);
 
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -100,20 +104,20 @@ linalg::GenericOp promoteOuterReductions(RewriterBase &rewriter,
   rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
                              partial.getRegion().begin());
 
-  // Combine the partials into the original output.
+  // Combine the partials into the original output: the loops are the
+  // output's, then the promoted ones.
   unsigned rank = initType.getRank();
   unsigned combineLoops = rank + promoted.size();
+  SmallVector<AffineExpr> partialIndex, outputIndex;
+  for (unsigned d = rank; d < combineLoops; ++d)
+    partialIndex.push_back(rewriter.getAffineDimExpr(d));
+  for (unsigned d = 0; d < rank; ++d) {
+    partialIndex.push_back(rewriter.getAffineDimExpr(d));
+    outputIndex.push_back(rewriter.getAffineDimExpr(d));
+  }
   SmallVector<AffineMap> combineMaps{
-      rewriter.getMultiDimIdentityMap(combineLoops),
-      AffineMap::getMinorIdentityMap(combineLoops, rank,
-                                     rewriter.getContext())};
-  // getMinorIdentityMap takes the last dims; the output takes the first.
-  combineMaps[1] = AffineMap::get(
-      combineLoops, 0,
-      llvm::to_vector(llvm::map_range(
-          llvm::seq<unsigned>(0, rank),
-          [&](unsigned d) { return rewriter.getAffineDimExpr(d); })),
-      rewriter.getContext());
+      AffineMap::get(combineLoops, 0, partialIndex, rewriter.getContext()),
+      AffineMap::get(combineLoops, 0, outputIndex, rewriter.getContext())};
   SmallVector<utils::IteratorType> combineIterators(
       rank, utils::IteratorType::parallel);
   combineIterators.append(promoted.size(), utils::IteratorType::reduction);
@@ -223,12 +227,12 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
       prefix.push_back(rewriter.getAffineDimExpr(loop));
     if (outMap != AffineMap::get(numLoops, 0, prefix, &getContext()))
       continue;
-    unsigned outRank =
-        cast<ShapedType>(op.getDpsInitOperand(0)->get().getType()).getRank();
     auto control = [&](linalg::LinalgOp) {
       linalg::SplitReductionOptions options;
       options.ratio = r;
-      options.index = outRank;
+      // The partials lead (r x rows): the combining op's threads, one per
+      // row, read neighbouring elements.
+      options.index = 0;
       options.innerParallel = true;
       return options;
     };

@@ -39,9 +39,10 @@ LibraryCallEntries getGPUEntries(Type element) {
 
 struct ConvertTofuToGPUPass
     : public tofu::impl::ConvertTofuToGPUBase<ConvertTofuToGPUPass> {
+  using Base::Base;
   void runOnOperation() override {
     if (failed(lowerLibraryCalls(getOperation(), "convert-tofu-to-gpu",
-                                 getGPUEntries)))
+                                 getGPUEntries, foldStridedDataGradients)))
       signalPassFailure();
   }
 };

@@ -3,15 +3,17 @@
 
 // Tests that a row reduction of 1024 becomes 32 partial results per row
 // (inner-parallel: thread j reads elements j, j + 32, ...) combined by a
-// reduction of 32, starting from the combiner's neutral element.
+// reduction of 32, starting from the combiner's neutral element. The
+// partials lead their tensor (32x4), so that the combining op's threads,
+// one per row, read neighbouring elements.
 
 // CHECK-LABEL: func.func @row_max
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [4, 32, 32]
 // CHECK: %[[NEUTRAL:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEUTRAL]] : f32) outs(%{{.*}} : tensor<4x32xf32>)
-// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs(%[[INIT]] : tensor<4x32xf32>)
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEUTRAL]] : f32) outs(%{{.*}} : tensor<32x4xf32>)
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs(%[[INIT]] : tensor<32x4xf32>)
 // CHECK: arith.maximumf
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[PARTIAL]] : tensor<4x32xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[PARTIAL]] : tensor<32x4xf32>) outs(%{{.*}} : tensor<4xf32>)
 // CHECK: arith.maximumf
 // LONGER-LABEL: func.func @row_max
 // LONGER-NOT: tensor.expand_shape
@@ -35,10 +37,10 @@ func.func @row_max(%x: tensor<4x1024xf32>, %init: tensor<4xf32>) -> tensor<4xf32
 
 // CHECK-LABEL: func.func @loss
 // CHECK: %[[ROWS:.*]] = linalg.fill {{.*}} -> tensor<16xf32>
-// CHECK: %[[SPLIT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: %[[SPLIT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs(%{{.*}} : tensor<32x16xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: %[[PERROW:.*]] = linalg.generic {{.*}} ins(%[[SPLIT]] : tensor<16x32xf32>) outs(%[[ROWS]] : tensor<16xf32>)
+// CHECK: %[[PERROW:.*]] = linalg.generic {{.*}} ins(%[[SPLIT]] : tensor<32x16xf32>) outs(%[[ROWS]] : tensor<16xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} ins(%[[PERROW]] : tensor<16xf32>) outs(%{{.*}} : tensor<f32>)
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #s = affine_map<(d0, d1) -> ()>
@@ -50,6 +52,45 @@ func.func @loss(%x: tensor<16x512xf32>, %y: tensor<16x512xf32>, %init: tensor<f3
     linalg.yield %a : f32
   } -> tensor<f32>
   return %r : tensor<f32>
+}
+
+// -----
+
+// Tests a column sum (a bias gradient): the rows are reduced last after an
+// interchange, and the 32 partials lead (32x64), so that neighbouring
+// threads of both ops touch neighbouring columns.
+
+// CHECK-LABEL: func.func @column_sum
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<32x64xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[PARTIAL]] : tensor<32x64xf32>) outs(%{{.*}} : tensor<64xf32>)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#c = affine_map<(d0, d1) -> (d1)>
+func.func @column_sum(%x: tensor<1024x64xf32>, %init: tensor<64xf32>) -> tensor<64xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #c], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<1024x64xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %a = arith.addf %o, %i : f32
+    linalg.yield %a : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// Tests a reduction over an outer and an inner loop with a kept middle
+// one: the outer loop's 8 partials lead the partial tensor (8x16).
+
+// CHECK-LABEL: func.func @outer_and_inner
+// CHECK: %[[OUTER:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[OUTER]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<16xf32>)
+#x3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#m3 = affine_map<(d0, d1, d2) -> (d1)>
+func.func @outer_and_inner(%x: tensor<8x16x512xf32>, %init: tensor<16xf32>) -> tensor<16xf32> {
+  %r = linalg.generic {indexing_maps = [#x3, #m3], iterator_types = ["reduction", "parallel", "reduction"]} ins(%x : tensor<8x16x512xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %a = arith.addf %o, %i : f32
+    linalg.yield %a : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
 }
 
 // -----

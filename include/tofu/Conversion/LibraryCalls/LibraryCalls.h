@@ -102,8 +102,12 @@ matchConvolution(mlir::linalg::LinalgOp op, std::string *whyNot = nullptr);
 /// lookup gives, then erase the pads that no convolution reads any more.
 class ConvPadding {
 public:
-  /// `pass` names the caller in remarks.
-  explicit ConvPadding(llvm::StringRef pass) : pass(pass) {}
+  /// `pass` names the caller in remarks. With `foldStridedDataGradients`
+  /// false, a data gradient with a stride other than 1 writes a packed
+  /// image that is then copied into the padded one.
+  explicit ConvPadding(llvm::StringRef pass,
+                       bool foldStridedDataGradients = true)
+      : pass(pass), foldStridedDataGradients(foldStridedDataGradients) {}
 
   /// How a convolution's call sees its image: `buffer`, starting at
   /// `offsets` (elements per spatial dimension), with `extents` (the
@@ -137,6 +141,7 @@ private:
                            const conv::ConvPattern &pattern);
 
   std::string pass;
+  bool foldStridedDataGradients;
   llvm::DenseMap<mlir::Operation *, Image> images;
   llvm::SmallVector<mlir::Operation *> deadOps;
 };
@@ -175,9 +180,10 @@ struct LibraryCallEntries {
 /// tagged `tofu.library` and `tofu.flops`, and folds the zero pads of the
 /// convolutions into their padding. `pass` names the caller in
 /// diagnostics: a GEMM or convolution still on tensors is an error.
-mlir::LogicalResult lowerLibraryCalls(
-    mlir::ModuleOp module, llvm::StringRef pass,
-    llvm::function_ref<LibraryCallEntries(mlir::Type)> entriesFor);
+mlir::LogicalResult
+lowerLibraryCalls(mlir::ModuleOp module, llvm::StringRef pass,
+                  llvm::function_ref<LibraryCallEntries(mlir::Type)> entriesFor,
+                  bool foldStridedDataGradients = true);
 
 } // namespace tofu
 

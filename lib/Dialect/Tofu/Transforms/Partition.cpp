@@ -695,6 +695,15 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::GenericOp op) {
         op, operand->getOperandNumber(), map, *iteration, cut);
     if (failed(regions))
       return failure();
+    // An input that the body does not read (it gives a loop its extent)
+    // needs only its shape: nothing moves, as ProgramCostModel counts it.
+    if (op.getMatchingBlockArgument(operand).use_empty()) {
+      RankedTensorType type = localType(v, regions->boxes);
+      maps.push_back(regions->localMap);
+      inputs.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
+                                               type.getElementType()));
+      continue;
+    }
     widenToHeldTile(v, map, regions->boxes);
     FailureOr<Value> local = getLocal(v, regions->boxes, loc);
     if (failed(local))
