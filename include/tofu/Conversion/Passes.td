@@ -352,10 +352,11 @@ def ConvertTofuToGPU : Pass<"convert-tofu-to-gpu", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"foldStridedDataGradients", "fold-strided-data-gradients", "bool",
-           /*default=*/"true",
+           /*default=*/"false",
            "A data gradient with a stride above 1 writes the interior of its "
-           "zero-padded image (cuDNN's padding); false: it writes a packed "
-           "image that a kernel copies into the padded one">,
+           "zero-padded image (cuDNN's padding) instead of a packed image "
+           "whose interior is copied out (cuDNN's data gradients are "
+           "several times slower on such strided windows)">,
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",

@@ -50,8 +50,8 @@ struct TofuGPUPipelineOptions
   Option<bool> foldStridedDataGradients{
       *this, "fold-strided-data-gradients",
       llvm::cl::desc("strided data gradients write the interior of their "
-                     "padded image (false: a packed image, then a copy)"),
-      llvm::cl::init(true)};
+                     "padded image instead of a packed image and a copy"),
+      llvm::cl::init(false)};
   Option<std::string> report{
       *this, "report",
       llvm::cl::desc("write tofu-gpu-report's output to this file ('-' for "

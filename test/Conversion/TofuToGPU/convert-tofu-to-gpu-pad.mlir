@@ -1,4 +1,4 @@
-// RUN: tofu-opt %s --convert-tofu-to-gpu --split-input-file -verify-diagnostics | FileCheck %s
+// RUN: tofu-opt %s --convert-tofu-to-gpu=fold-strided-data-gradients=true --split-input-file -verify-diagnostics | FileCheck %s
 
 // Tests that a zero pad of the image (as bufferization leaves tensor.pad:
 // a zero-filled buffer with the image copied into its interior) read by a
