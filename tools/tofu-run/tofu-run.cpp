@@ -862,7 +862,9 @@ int main(int argc, char **argv) {
   if (!onGPU) {
     // Small independent collectives become one (tofu-combine-collectives),
     // then calls into the runtime.
-    std::string communication = ",tofu-combine-collectives,convert-tofu-to-mpi";
+    std::string communication =
+        combineCollectives ? ",tofu-combine-collectives,convert-tofu-to-mpi"
+                           : ",convert-tofu-to-mpi";
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
     std::string lowering =
@@ -884,10 +886,11 @@ int main(int argc, char **argv) {
   } else {
     // A partitioned step's communication calls the GPU collectives
     // (Collectives.cpp: NCCL, one process per GPU under mpiexec).
-    std::string communication = isPartitioned(*module)
-                                    ? ",tofu-combine-collectives,"
-                                      "convert-tofu-to-mpi{runtime=gpu}"
-                                    : "";
+    std::string communication =
+        !isPartitioned(*module) ? ""
+        : combineCollectives
+            ? ",tofu-combine-collectives,convert-tofu-to-mpi{runtime=gpu}"
+            : ",convert-tofu-to-mpi{runtime=gpu}";
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
     PassManager lower(&context);

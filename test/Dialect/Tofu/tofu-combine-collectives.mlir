@@ -135,3 +135,36 @@ func.func @kinds(%a: tensor<4x6xf32>, %b: tensor<4x6xf32>,
   return %0, %1, %r2, %r3, %2, %3 : tensor<2x6xf32>, tensor<2x6xf32>,
       tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// A loss summed over time steps, each step's 0-d term all-reduced: the sum
+// (of scalars, free of side effects) moves down to the return, so that the
+// three all-reduces have their first use there and become one of a stack
+// of three. A large tensor computed from a collective stays in place, and
+// so does the all-gather that it reads.
+
+// CHECK-LABEL: func.func @loss_over_steps(
+// CHECK: %[[BIG:.*]] = shard.all_gather
+// CHECK-NEXT: %[[TWICE:.*]] = arith.addf %[[BIG]], %[[BIG]] : tensor<8x8xf32>
+// CHECK: %[[R:.*]] = shard.all_reduce %{{.*}} on @g grid_axes = [0] : tensor<3xf32> -> tensor<3xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK: arith.addf {{.*}} : tensor<f32>
+// CHECK: arith.addf {{.*}} : tensor<f32>
+// CHECK-NEXT: return
+// SMALL-LABEL: func.func @loss_over_steps(
+// SMALL: shard.all_reduce %{{.*}} : tensor<3xf32> -> tensor<3xf32>
+shard.grid @g(shape = 2)
+func.func @loss_over_steps(%p0: tensor<f32>, %p1: tensor<f32>, %p2: tensor<f32>,
+                           %big: tensor<4x8xf32>)
+    -> (tensor<f32>, tensor<8x8xf32>) {
+  %0 = shard.all_reduce %p0 on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %1 = shard.all_reduce %p1 on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %s1 = arith.addf %0, %1 : tensor<f32>
+  %g = shard.all_gather %big on @g grid_axes = [0] gather_axis = 0
+      : tensor<4x8xf32> -> tensor<8x8xf32>
+  %twice = arith.addf %g, %g : tensor<8x8xf32>
+  %2 = shard.all_reduce %p2 on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %s2 = arith.addf %s1, %2 : tensor<f32>
+  return %s2, %twice : tensor<f32>, tensor<8x8xf32>
+}

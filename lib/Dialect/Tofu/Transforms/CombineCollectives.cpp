@@ -14,6 +14,12 @@
 // that the combined collective, placed before that first use, sees every
 // input and precedes every use; otherwise it starts a new group.
 //
+// Before grouping, the scalar consumers of collective results (side-effect
+// free operations on scalars and 0-d tensors, such as a loss summed over
+// time steps, each step's term all-reduced) move down to just before the
+// first use of their results. The collectives they read
+// then have their first use late and can join one group.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Dialect/Tofu/Transforms/Passes.h"
@@ -21,6 +27,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/RegionKindInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace tofu {
@@ -57,6 +64,57 @@ RankedTensorType getTileType(Operation *op, uint64_t maxBytes) {
   if (bits > 8 * maxBytes)
     return {};
   return in;
+}
+
+/// Whether `type` is a scalar or a 0-d tensor.
+bool isScalar(Type type) {
+  if (type.isIntOrIndexOrFloat())
+    return true;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == 0;
+}
+
+/// Whether `op` may move down past other operations of its block: free of
+/// side effects, not a collective, on scalars only (so that moving it
+/// delays no real work and keeps no tensor alive for longer).
+bool isMovable(Operation *op) {
+  if (op->hasTrait<OpTrait::IsTerminator>() || isCombinable(op) ||
+      op->getNumResults() == 0 || !isMemoryEffectFree(op))
+    return false;
+  return llvm::all_of(op->getOperandTypes(), isScalar) &&
+         llvm::all_of(op->getResultTypes(), isScalar);
+}
+
+/// Moves the movable operations of `block` that read the result of a
+/// combinable collective, directly or through other such operations, to
+/// just before the first operation that uses one of their results. Later
+/// ones move first, so that a chain moves together and keeps its order.
+void sinkConsumers(Block &block) {
+  SmallVector<Operation *> consumers;
+  llvm::SmallPtrSet<Operation *, 16> reads;
+  for (Operation &op : block) {
+    if (isCombinable(&op)) {
+      reads.insert(&op);
+      continue;
+    }
+    if (!isMovable(&op) || llvm::none_of(op.getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && reads.contains(def);
+        }))
+      continue;
+    reads.insert(&op);
+    consumers.push_back(&op);
+  }
+  for (Operation *op : llvm::reverse(consumers)) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *at = block.findAncestorOpInBlock(*user);
+      if (at && (!first || at->isBeforeInBlock(first)))
+        first = at;
+    }
+    if (first && first != op->getNextNode())
+      op->moveBefore(first);
+  }
 }
 
 /// The first operation of `block` that uses a result of `op`: its
@@ -164,6 +222,7 @@ struct TofuCombineCollectivesPass
   }
 
   void combineInBlock(Block &block) {
+    sinkConsumers(block);
     // Each combination changes the uses and the order that grouping
     // depends on, so the groups are found again after each one.
     while (std::optional<Group> group = findGroup(block))
