@@ -95,6 +95,12 @@ bool tofu::dependsOn(Value value, Value source) {
       continue;
     for (Value operand : def->getOperands())
       worklist.push_back(operand);
+    // What the operation's regions read from the block (an scf.if that
+    // yields a block argument) counts too.
+    def->walk([&](Operation *nested) {
+      if (nested != def)
+        llvm::append_range(worklist, nested->getOperands());
+    });
   }
   return false;
 }
@@ -191,6 +197,10 @@ FailureOr<Value> tofu::emitScalarDerivative(OpBuilder &b, Location loc,
     slice.push_back(&op);
     for (Value operand : op.getOperands())
       needed.insert(operand);
+    op.walk([&](Operation *nested) {
+      if (nested != &op)
+        needed.insert(nested->operand_begin(), nested->operand_end());
+    });
   }
 
   TangentBuilder t(b, loc);
@@ -198,6 +208,18 @@ FailureOr<Value> tofu::emitScalarDerivative(OpBuilder &b, Location loc,
   t.one = t.constant(wrt.getType(), 1.0);
   tangent[wrt] = t.one;
   for (Operation *op : llvm::reverse(slice)) {
+    // No rule sees through regions: an operation whose regions read a
+    // value with a tangent (an scf.if yielding one) is an error, not zero.
+    bool readsTangent = false;
+    op->walk([&](Operation *nested) {
+      if (nested != op)
+        for (Value v : nested->getOperands())
+          readsTangent |= tangent.contains(v);
+    });
+    if (readsTangent)
+      return owner->emitError("tofu-autodiff: cannot differentiate '")
+             << op->getName() << "' in the body of '" << owner->getName()
+             << "'";
     Operation *clone = b.clone(*op, mapping);
     SmallVector<Value> dx;
     for (Value operand : op->getOperands())

@@ -12,6 +12,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -54,6 +57,10 @@ static FailureOr<Dependence> evaluate(Value v, Block *body,
   // what depends on it are read only as operands).
   if (!def || def->getBlock() != body)
     return Dependence();
+  // An operation with regions may yield what they read from m without
+  // having it as an operand.
+  if (def->getNumRegions())
+    return failure();
   SmallVector<Dependence, 2> in;
   for (Value operand : def->getOperands()) {
     FailureOr<Dependence> d = evaluate(operand, body, known);
@@ -84,6 +91,9 @@ static FailureOr<Dependence> evaluate(Value v, Block *body,
   } else {
     return failure();
   }
+  // Beyond any real chain; keeps the arithmetic on k far from overflow.
+  if (std::abs(result.k) > (int64_t(1) << 20))
+    return failure();
   known[v] = result;
   return result;
 }
@@ -132,6 +142,32 @@ static bool isMaxReduction(linalg::GenericOp g) {
   Operation *max = yield.getOperand(0).getDefiningOp();
   return max && isa<arith::MaximumFOp, arith::MaxNumFOp>(max) &&
          llvm::is_contained(max->getOperands(), acc);
+}
+
+/// True if `g` writes every element of its result: each index of the
+/// output is a distinct loop with the dimension's extent, or 0 where the
+/// dimension has one element. Elements it does not write keep the initial
+/// value, which does not depend on m as the written ones do.
+static bool writesEveryElement(linalg::GenericOp g) {
+  AffineMap out = g.getIndexingMapMatchingResult(g->getResult(0));
+  auto type = dyn_cast<RankedTensorType>(g->getResult(0).getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  llvm::SmallBitVector seen(ranges.size());
+  for (auto [i, e] : llvm::enumerate(out.getResults())) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0 || type.getDimSize(i) != 1)
+        return false;
+      continue;
+    }
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim || seen.test(dim.getPosition()) ||
+        ranges[dim.getPosition()] != type.getDimSize(i))
+      return false;
+    seen.set(dim.getPosition());
+  }
+  return true;
 }
 
 /// The dependence on m of the result of `g`, given the tensors computed from
@@ -184,6 +220,8 @@ static FailureOr<Shifted> propagate(linalg::GenericOp g,
   }
   if (result.isFree())
     return Shifted{result, AffineMap()};
+  if (!writesEveryElement(g))
+    return failure();
 
   // The result's map to m: each index of m that the iterations read must
   // be a loop the result keeps, or a constant.

@@ -313,3 +313,44 @@ func.func @leftover(%w: tensor<3x3xf32> {tofu.weight}, %t: tensor<3x3xf32>) -> t
   } -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// m broadcast into the first column of a zero 3x2 tensor, then m
+// subtracted from every column: the second column is -m, so the loss
+// depends on m (the unwritten column keeps the zero it started with).
+// CHECK-LABEL: func.func @partial_write_train(
+// CHECK: arith.cmpf
+func.func @partial_write(%w: tensor<3x3xf32> {tofu.weight}, %t: tensor<3x3xf32>) -> tensor<f32> {
+  %ninf = arith.constant -1.0e+30 : f32
+  %zero = arith.constant 0.0 : f32
+  %m0 = tensor.empty() : tensor<3xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%m0 : tensor<3xf32>) -> tensor<3xf32>
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%w : tensor<3x3xf32>) outs(%mi : tensor<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<3xf32>
+  %c0 = tensor.empty() : tensor<3x2xf32>
+  %ci = linalg.fill ins(%zero : f32) outs(%c0 : tensor<3x2xf32>) -> tensor<3x2xf32>
+  %col = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0, 0)>], iterator_types = ["parallel"]}
+      ins(%m : tensor<3xf32>) outs(%ci : tensor<3x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<3x2xf32>
+  %d0 = tensor.empty() : tensor<3x2xf32>
+  %d = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%col, %m : tensor<3x2xf32>, tensor<3xf32>) outs(%d0 : tensor<3x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<3x2xf32>
+  %l0 = tensor.empty() : tensor<f32>
+  %li = linalg.fill ins(%zero : f32) outs(%l0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%d : tensor<3x2xf32>) outs(%li : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -20,6 +20,30 @@ func.func @no_rule(%w: tensor<2x3xf32> {tofu.weight}) -> tensor<f32> {
 
 // -----
 
+// An operation with regions in a linalg body that yields a weight's value
+// without having it as an operand: an error, not a zero gradient.
+func.func @region_in_body(%w: tensor<4xf32> {tofu.weight}) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{tofu-autodiff: cannot differentiate 'scf.if' in the body of 'linalg.generic'}}
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%w : tensor<4xf32>) outs(%i : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.constant true
+    %s = scf.if %t -> f32 {
+      scf.yield %v : f32
+    } else {
+      scf.yield %z : f32
+    }
+    %a = arith.addf %o, %s : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // A scalar operation without a derivative rule in a linalg body.
 func.func @no_scalar_rule(%w: tensor<4xf32> {tofu.weight}) -> tensor<f32> {
   %z = arith.constant 0.0 : f32

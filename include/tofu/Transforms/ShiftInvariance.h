@@ -22,8 +22,10 @@ namespace tofu {
 /// The proof follows each value computed from `m` as `u + k*m` or
 /// `u * exp(k*m)`, with `u` independent of `m`, through `linalg.generic`
 /// bodies of `+ - * /`, negation, `exp`, `log` and sum reductions, until
-/// `k` is 0 everywhere `m` can reach; any other use keeps `m` out of the
-/// result. Differentiating with such an `m` held constant is exact.
+/// `k` is 0 everywhere `m` can reach. Each value computed from `m` must be
+/// written whole (no element left at its initial value) by an operation
+/// whose body has no regions; any other use keeps `m` out of the result.
+/// Differentiating with such an `m` held constant is exact.
 llvm::DenseSet<mlir::Value> findCancelledShifts(mlir::Block &body);
 
 } // namespace tofu

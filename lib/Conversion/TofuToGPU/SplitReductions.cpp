@@ -205,15 +205,22 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
     if (!r)
       continue;
     // linalg::splitReduction expects the reduction loop last and the
-    // output indexed by the parallel loops in order: interchange first,
-    // and leave any other output layout alone.
+    // output indexed by the parallel loops in order: interchange the loops
+    // into the output's order followed by the reduction (the partials of
+    // promoteOuterReductions lead with the promoted loops), and leave any
+    // other output layout alone.
     unsigned numLoops = op.getNumLoops();
-    if (reductions[0] != numLoops - 1) {
-      SmallVector<unsigned> order;
-      for (unsigned loop = 0; loop < numLoops; ++loop)
-        if (loop != reductions[0])
-          order.push_back(loop);
-      order.push_back(reductions[0]);
+    SmallVector<unsigned> order;
+    for (AffineExpr e :
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        order.push_back(dim.getPosition());
+    order.push_back(reductions[0]);
+    SmallVector<unsigned> sorted(order);
+    llvm::sort(sorted);
+    if (sorted != llvm::to_vector(llvm::seq<unsigned>(0, numLoops)))
+      continue;
+    if (!llvm::equal(order, llvm::seq<unsigned>(0, numLoops))) {
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::GenericOp> interchanged =
           linalg::interchangeGenericOp(rewriter, op, order);

@@ -95,6 +95,27 @@ func.func @outer_and_inner(%x: tensor<8x16x512xf32>, %init: tensor<16xf32>) -> t
 
 // -----
 
+// Tests the same with the kept loop outermost: the outer reduction's 8
+// partials lead (8x16, read through (d1, d0)), and the loops of the partial
+// op are interchanged into that order before its row of 512 is split.
+
+// CHECK-LABEL: func.func @kept_outermost
+// CHECK: %[[SPLIT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<32x8x16xf32>)
+// CHECK: %[[OUTER:.*]] = linalg.generic {{.*}} ins(%[[SPLIT]] : tensor<32x8x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[OUTER]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<16xf32>)
+#x3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#m3 = affine_map<(d0, d1, d2) -> (d0)>
+func.func @kept_outermost(%x: tensor<16x8x512xf32>, %init: tensor<16xf32>) -> tensor<16xf32> {
+  %r = linalg.generic {indexing_maps = [#x3, #m3], iterator_types = ["parallel", "reduction", "reduction"]} ins(%x : tensor<16x8x512xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %a = arith.addf %o, %i : f32
+    linalg.yield %a : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+
+// -----
+
 // Tests that short rows, and rows whose length has no divisor to split by,
 // are left alone.
 
