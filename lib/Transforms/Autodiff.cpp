@@ -43,9 +43,6 @@ static InFlightDiagnostic cannotDifferentiate(Operation *op) {
          << op->getName() << "'";
 }
 
-/// How a linalg body combines its accumulator with the per-iteration value.
-enum class Combiner { None, Add, Max, Min };
-
 /// Tags every operation inserted at the top level of the function with the
 /// forward operation being differentiated.
 class BackwardTagger : public OpBuilder::Listener {
@@ -199,32 +196,6 @@ void Differentiator::addAdjoint(Value v, Value contribution) {
 //===----------------------------------------------------------------------===//
 // linalg
 //===----------------------------------------------------------------------===//
-
-/// The combiner of a reduction body `yield combine(acc, e)`, and e.
-static Combiner matchCombiner(linalg::GenericOp g, Value &e) {
-  Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
-  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
-  Operation *def = yield.getOperand(0).getDefiningOp();
-  if (!def || def->getBlock() != g.getBody() || def->getNumOperands() != 2)
-    return Combiner::None;
-  Combiner c = Combiner::None;
-  if (isa<arith::AddFOp>(def))
-    c = Combiner::Add;
-  else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def))
-    c = Combiner::Max;
-  else if (isa<arith::MinimumFOp, arith::MinNumFOp>(def))
-    c = Combiner::Min;
-  if (c == Combiner::None)
-    return c;
-  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-  if (lhs == acc && !dependsOn(rhs, acc))
-    e = rhs;
-  else if (rhs == acc && !dependsOn(lhs, acc))
-    e = lhs;
-  else
-    return Combiner::None;
-  return c;
-}
 
 /// True if the concatenation of `maps` gives every loop a size.
 static bool isInvertible(ArrayRef<AffineMap> maps, MLIRContext *ctx) {

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include <cmath>
@@ -78,6 +79,14 @@ public:
 
 } // namespace
 
+/// The values that the regions of `op` read from outside them.
+static SetVector<Value> getCapturedValues(Operation *op) {
+  SetVector<Value> captured;
+  if (op->getNumRegions())
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+  return captured;
+}
+
 bool tofu::dependsOn(Value value, Value source) {
   if (value == source)
     return true;
@@ -97,10 +106,7 @@ bool tofu::dependsOn(Value value, Value source) {
       worklist.push_back(operand);
     // What the operation's regions read from the block (an scf.if that
     // yields a block argument) counts too.
-    def->walk([&](Operation *nested) {
-      if (nested != def)
-        llvm::append_range(worklist, nested->getOperands());
-    });
+    llvm::append_range(worklist, getCapturedValues(def));
   }
   return false;
 }
@@ -197,10 +203,8 @@ FailureOr<Value> tofu::emitScalarDerivative(OpBuilder &b, Location loc,
     slice.push_back(&op);
     for (Value operand : op.getOperands())
       needed.insert(operand);
-    op.walk([&](Operation *nested) {
-      if (nested != &op)
-        needed.insert(nested->operand_begin(), nested->operand_end());
-    });
+    for (Value v : getCapturedValues(&op))
+      needed.insert(v);
   }
 
   TangentBuilder t(b, loc);
@@ -210,13 +214,8 @@ FailureOr<Value> tofu::emitScalarDerivative(OpBuilder &b, Location loc,
   for (Operation *op : llvm::reverse(slice)) {
     // No rule sees through regions: an operation whose regions read a
     // value with a tangent (an scf.if yielding one) is an error, not zero.
-    bool readsTangent = false;
-    op->walk([&](Operation *nested) {
-      if (nested != op)
-        for (Value v : nested->getOperands())
-          readsTangent |= tangent.contains(v);
-    });
-    if (readsTangent)
+    if (llvm::any_of(getCapturedValues(op),
+                     [&](Value v) { return tangent.contains(v); }))
       return owner->emitError("tofu-autodiff: cannot differentiate '")
              << op->getName() << "' in the body of '" << owner->getName()
              << "'";
@@ -241,4 +240,29 @@ FailureOr<Value> tofu::emitScalarDerivative(OpBuilder &b, Location loc,
       tangent[op->getResult(0)] = d;
   }
   return tangent.lookup(root);
+}
+
+tofu::Combiner tofu::matchCombiner(linalg::GenericOp g, Value &e) {
+  Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
+  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  Operation *def = yield.getOperand(0).getDefiningOp();
+  if (!def || def->getBlock() != g.getBody() || def->getNumOperands() != 2)
+    return Combiner::None;
+  Combiner c = Combiner::None;
+  if (isa<arith::AddFOp>(def))
+    c = Combiner::Add;
+  else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def))
+    c = Combiner::Max;
+  else if (isa<arith::MinimumFOp, arith::MinNumFOp>(def))
+    c = Combiner::Min;
+  if (c == Combiner::None)
+    return c;
+  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+  if (lhs == acc && !dependsOn(rhs, acc))
+    e = rhs;
+  else if (rhs == acc && !dependsOn(lhs, acc))
+    e = lhs;
+  else
+    return Combiner::None;
+  return c;
 }

@@ -117,31 +117,12 @@ static bool isZeros(Value v) {
   return matchPattern(v, m_AnyZeroFloat());
 }
 
-/// The operand `e` of the sum reduction `yield acc + e` of `g`.
-static Value getSummand(linalg::GenericOp g) {
-  Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
-  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || add->getBlock() != g.getBody())
-    return {};
-  Value lhs = add.getLhs(), rhs = add.getRhs();
-  if (lhs == acc && !tofu::dependsOn(rhs, acc))
-    return rhs;
-  if (rhs == acc && !tofu::dependsOn(lhs, acc))
-    return lhs;
-  return {};
-}
-
 /// True if `g` is a single-result max reduction.
 static bool isMaxReduction(linalg::GenericOp g) {
-  if (g->getNumResults() != 1 || g.getNumReductionLoops() == 0 ||
-      !isa<RankedTensorType>(g->getResult(0).getType()))
-    return false;
-  Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
-  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
-  Operation *max = yield.getOperand(0).getDefiningOp();
-  return max && isa<arith::MaximumFOp, arith::MaxNumFOp>(max) &&
-         llvm::is_contained(max->getOperands(), acc);
+  Value e;
+  return g->getNumResults() == 1 && g.getNumReductionLoops() &&
+         isa<RankedTensorType>(g->getResult(0).getType()) &&
+         tofu::matchCombiner(g, e) == tofu::Combiner::Max;
 }
 
 /// True if `g` writes every element of its result: each index of the
@@ -203,8 +184,10 @@ static FailureOr<Shifted> propagate(linalg::GenericOp g,
   } else {
     // sum_j u_j * exp(k*m) = exp(k*m) * sum_j u_j when m is the same for
     // every term: the reduced loops pick no row of m.
-    Value summand = g.getNumReductionLoops() ? getSummand(g) : Value();
-    if (!summand || !isZeros(init->get()))
+    Value summand;
+    if (!g.getNumReductionLoops() ||
+        tofu::matchCombiner(g, summand) != tofu::Combiner::Add ||
+        !isZeros(init->get()))
       return failure();
     FailureOr<Dependence> term = evaluate(summand, body, known);
     if (failed(term) || term->kind != Dependence::Multiplicative)

@@ -15,11 +15,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace tofu {
@@ -42,8 +44,13 @@ namespace runtime {
   std::fprintf(stderr, "tofu runtime: %s\n", message);
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (initialized)
+  if (initialized) {
+    // MPI_Abort tears the job down at once, and the process manager may
+    // drop what it has not yet forwarded from this rank's stderr: give it
+    // a moment to pass the message on.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   // Without the static destructors, which other threads (in-process
   // workers) may still be using.
   std::fflush(nullptr);

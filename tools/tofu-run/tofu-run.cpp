@@ -859,12 +859,11 @@ int main(int argc, char **argv) {
   ::setenv("TOFU_NUM_THREADS", std::to_string(rankThreads).c_str(), 1);
   auto compileStart = std::chrono::steady_clock::now();
   PassManager pm(&context);
+  // Small independent collectives of a partitioned step become one.
+  std::string combine = combineCollectives ? ",tofu-combine-collectives" : "";
   if (!onGPU) {
-    // Small independent collectives become one (tofu-combine-collectives),
-    // then calls into the runtime.
-    std::string communication =
-        combineCollectives ? ",tofu-combine-collectives,convert-tofu-to-mpi"
-                           : ",convert-tofu-to-mpi";
+    // The communication becomes calls into the runtime.
+    std::string communication = combine + ",convert-tofu-to-mpi";
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
     std::string lowering =
@@ -887,10 +886,8 @@ int main(int argc, char **argv) {
     // A partitioned step's communication calls the GPU collectives
     // (Collectives.cpp: NCCL, one process per GPU under mpiexec).
     std::string communication =
-        !isPartitioned(*module) ? ""
-        : combineCollectives
-            ? ",tofu-combine-collectives,convert-tofu-to-mpi{runtime=gpu}"
-            : ",convert-tofu-to-mpi{runtime=gpu}";
+        isPartitioned(*module) ? combine + ",convert-tofu-to-mpi{runtime=gpu}"
+                               : "";
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
     PassManager lower(&context);

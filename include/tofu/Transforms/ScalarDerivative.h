@@ -8,6 +8,7 @@
 #ifndef TOFU_TRANSFORMS_SCALARDERIVATIVE_H
 #define TOFU_TRANSFORMS_SCALARDERIVATIVE_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -25,6 +26,14 @@ emitScalarDerivative(mlir::OpBuilder &b, mlir::Location loc, mlir::Value root,
 
 /// True if `value` depends on `source` inside their block.
 bool dependsOn(mlir::Value value, mlir::Value source);
+
+/// How a linalg body combines its accumulator with the per-iteration value.
+enum class Combiner { None, Add, Max, Min };
+
+/// The combiner of `g`'s body `yield combine(acc, e)` (acc: the first
+/// output's block argument, e independent of it), and e; None for any
+/// other body.
+Combiner matchCombiner(mlir::linalg::GenericOp g, mlir::Value &e);
 
 } // namespace tofu
 
