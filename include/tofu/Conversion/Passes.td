@@ -651,8 +651,11 @@ def TofuGPUCheckLowered : Pass<"tofu-gpu-check-lowered", "mlir::ModuleOp"> {
     `gpu.dealloc` or `gpu.wait` that the host lowering did not turn into
     runtime calls, and when kernels were
     generated but no `gpu.binary` holds them, so that a lowering that
-    silently stopped half-way never looks like a success.
+    silently stopped half-way never looks like a success. It loads the tofu
+    dialect, whose printer names the lowered step's large result structs
+    (`!tofu_struct`) instead of repeating them in every use.
   }];
+  let dependentDialects = ["::tofu::TofuDialect"];
 }
 
 #endif // TOFU_CONVERSION_PASSES_TD

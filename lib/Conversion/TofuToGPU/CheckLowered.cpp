@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
+#include "tofu/Dialect/Tofu/IR/Tofu.h"
 
 namespace tofu {
 #define GEN_PASS_DEF_TOFUGPUCHECKLOWERED

@@ -7,6 +7,7 @@
 #include "tofu/Dialect/Tofu/IR/Tofu.h"
 #include "tofu/Partition/Distribution.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -24,7 +25,30 @@ using namespace tofu;
 #define GET_OP_CLASSES
 #include "tofu/Dialect/Tofu/IR/TofuOps.cpp.inc"
 
+namespace {
+/// Names the large literal LLVM structs of a lowered step: a step that
+/// returns hundreds of memrefs returns them as one struct, whose type the
+/// generic printer repeats in every `llvm.extractvalue` of it (a BERT slice
+/// lowered for the GPU printed 300 MB of text, most of it that type).
+struct TofuOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  /// Structs of fewer members (memref descriptors) print as they are.
+  static constexpr size_t kMinAliasedMembers = 16;
+
+  AliasResult getAlias(Type type, raw_ostream &os) const override {
+    auto structType = dyn_cast<LLVM::LLVMStructType>(type);
+    if (!structType || structType.isIdentified() ||
+        structType.getBody().size() < kMinAliasedMembers)
+      return AliasResult::NoAlias;
+    os << "tofu_struct";
+    return AliasResult::OverridableAlias;
+  }
+};
+} // namespace
+
 void TofuDialect::initialize() {
+  addInterfaces<TofuOpAsmInterface>();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "tofu/Dialect/Tofu/IR/TofuAttributes.cpp.inc"
