@@ -7,7 +7,8 @@
 
 Every model is a zoo model (python/tofu/models.py) trained with Adam
 (lr 1e-3) at the same sizes and batch on both sides: the zoo's MLIR through
-`tofu-opt --tofu-batch-products --tofu-autodiff --tofu-optimizer=kind=adam`
+`tofu-opt --tofu-batch-products --tofu-autodiff --tofu-stack-product-sums
+--tofu-optimizer=kind=adam`
 and `tofu-run --timing`, and its PyTorch twin (python/tofu/twins.py: the
 same weights, layouts, activations and loss) with torch.optim.Adam. Both start from the
 same values (tofu-run's hash fill, reproduced by tofu.twins), so their
@@ -181,9 +182,12 @@ def tofu_step(name, options, tmp, tofu_opt, timeout):
     step = os.path.join(tmp, "step.mlir")
     with open(fwd, "w") as f:
         f.write(b.finish(loss))
-    # tofu-batch-products as tofu-train-pipeline runs it: the LSTMs' input
-    # products become one per layer (the other models have none to batch).
+    # tofu-batch-products and tofu-stack-product-sums as tofu-train-pipeline
+    # runs them: the LSTMs' input products become one per layer, and each
+    # shared weight's per-time-step gradient products one product (the
+    # other models have none).
     run([tofu_opt, fwd, "--tofu-batch-products", "--tofu-autodiff",
+         "--tofu-stack-product-sums",
          f"--tofu-optimizer=kind=adam lr={LR!r}", "-o", step], timeout)
     return step
 

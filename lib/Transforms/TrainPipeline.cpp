@@ -130,6 +130,8 @@ void buildTrainPipeline(OpPassManager &pm,
   if (autodiff.inputArgs.empty())
     autodiff.inputArgs.push_back("auto");
   pm.addPass(tofu::createTofuAutodiff(autodiff));
+  // A shared weight's per-use gradient products become one product.
+  pm.addPass(tofu::createTofuStackProductSums());
   tofu::TofuOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
   optimizer.learningRate = options.learningRate;
@@ -157,7 +159,7 @@ void tofu::registerTofuTrainPipeline() {
       "From a forward model to a partitioned training step: inline, "
       "tofu-lift-constants, tofu-unroll-loops, "
       "convert-elementwise-to-linalg, tofu-split-results, tofu-batch-products, "
-      "tofu-loss, tofu-autodiff, tofu-optimizer, "
+      "tofu-loss, tofu-autodiff, tofu-stack-product-sums, tofu-optimizer, "
       "tdl-attach and tofu-search",
       buildTrainPipeline);
 }

@@ -194,6 +194,9 @@ def main(argv=None):
     ap.add_argument("--batch-products", action="store_true",
                     help="run tofu-batch-products before tofu-autodiff "
                          "(tofu-train-pipeline, with --loss, always does)")
+    ap.add_argument("--stack-sums", action="store_true",
+                    help="run tofu-stack-product-sums after tofu-autodiff "
+                         "(tofu-train-pipeline, with --loss, always does)")
     ap.add_argument("--loss", default=None,
                     help="build the step with --tofu-train-pipeline (inline, "
                     "unroll loops, this loss, autodiff, optimizer, attach, "
@@ -284,6 +287,8 @@ def main(argv=None):
         else:
             passes = [autodiff, f"--tofu-optimizer=kind={args.optimizer}",
                      "--tdl-attach", f"--tofu-search={search}"]
+            if args.stack_sums:
+                passes.insert(1, "--tofu-stack-product-sums")
             if args.batch_products:
                 passes = ["--tofu-batch-products"] + passes
         if args.f64:

@@ -135,6 +135,40 @@ def TofuBatchProducts : Pass<"tofu-batch-products", "mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TofuStackProductSums : Pass<"tofu-stack-product-sums", "mlir::ModuleOp"> {
+  let summary = "A sum of reductions of one form becomes one reduction over "
+                "stacked operands";
+  let description = [{
+    Autodiff sums a shared weight's gradient over its uses: for an unrolled
+    RNN, one product per time step (`sum_b h_t[b, k] * g_t[b, n]`, the
+    recurrent weight's gradient) and one row sum per time step (the bias's),
+    each into a zero fill, then T - 1 element-wise additions. This pass
+    makes the terms of such a sum that have the same form one reduction
+    with a new outermost reduction loop over the terms: each operand that
+    differs between the terms is stacked along a new first dimension
+    (`tensor.expand_shape` of each, one `tensor.concat`), an operand they
+    share is read as it is. A partitioned step that cuts the batch then
+    reduces the gradient once per step instead of once per time step, and
+    the CPU path makes one library call with K = T times the batch.
+
+    A sum is a tree of `linalg.generic` additions of two tensors of the
+    result's type (identity maps, parallel loops, `yield in0 + in1`) whose
+    inner results nothing else reads. Its terms of one form are generics
+    with static shapes, no index ops, a body `yield acc + e` and a zero
+    fill as output that nothing else reads, with the same indexing maps,
+    iterator types, operand and result types, fill value and body; the
+    largest such set with at least two terms is stacked when an operand
+    differs between them and the stacks copy at most the bytes of the
+    additions they remove (T small activations for T - 1 weight-sized sums;
+    never two weights to save one activation-sized sum), and the sum is rebuilt from the new reduction and the
+    other terms. Each output element sums the same terms in another order:
+    results change by rounding. The stacked operands stay live until the
+    sum, where each term's operands were live until its term.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TofuSplitResults : Pass<"tofu-split-results", "mlir::ModuleOp"> {
   let summary = "Split linalg.generics with several results into one per "
                 "result";

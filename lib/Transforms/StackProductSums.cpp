@@ -1,0 +1,337 @@
+//===- StackProductSums.cpp - A sum of like reductions as one reduction ---===//
+//
+// The tofu-stack-product-sums pass: a sum of reductions of the same form,
+// each accumulating into a zero fill with `+` (a weight-gradient product
+// per time step of an unrolled RNN, a bias gradient per time step), becomes
+// one reduction whose new outermost loop runs over the terms: the operands
+// that differ from term to term are stacked along a new first dimension,
+// the operands they share are read as they are.
+//
+//   sum_t (sum_b h_t[b, k] * g_t[b, n])  ->  sum_{t, b} H[t, b, k] * G[t, b, n]
+//
+// A step that partitions the batch then reduces each weight's gradient once
+// instead of once per time step, and a 1-rank step makes one library call
+// with K = T times the batch instead of T. The terms are summed in another
+// order, so results differ by rounding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Transforms/Passes.h"
+#include "tofu/Transforms/ScalarDerivative.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
+#include <vector>
+
+namespace tofu {
+#define GEN_PASS_DEF_TOFUSTACKPRODUCTSUMS
+#include "tofu/Transforms/Passes.h.inc"
+} // namespace tofu
+
+using namespace mlir;
+
+namespace {
+
+/// An element-wise sum of two tensors of the result's type: a generic with
+/// identity maps, parallel loops and body `yield in0 + in1`.
+bool isTensorSum(Operation *op) {
+  auto g = dyn_cast<linalg::GenericOp>(op);
+  if (!g || !g.hasPureTensorSemantics() || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Type type = g->getResult(0).getType();
+  if (g.getDpsInputs()[0].getType() != type ||
+      g.getDpsInputs()[1].getType() != type)
+    return false;
+  Block *body = g.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != body || body->getOperations().size() != 2)
+    return false;
+  Value a = body->getArgument(0), b = body->getArgument(1);
+  return (add.getLhs() == a && add.getRhs() == b) ||
+         (add.getLhs() == b && add.getRhs() == a);
+}
+
+/// A reduction that may join a stack: a generic with static shapes and no
+/// index ops whose body is `yield acc + e`, into a zero fill that nothing
+/// else reads.
+bool isStackableReduction(Operation *op) {
+  auto g = dyn_cast<linalg::GenericOp>(op);
+  if (!g || !g.hasPureTensorSemantics() || g.getNumDpsInits() != 1 ||
+      g->getNumResults() != 1 || g.hasIndexSemantics() ||
+      !cast<linalg::LinalgOp>(op).hasOnlyProjectedPermutations() ||
+      !g->getResult(0).hasOneUse())
+    return false;
+  Value e;
+  if (tofu::matchCombiner(g, e) != tofu::Combiner::Add)
+    return false;
+  Value init = g.getDpsInitOperand(0)->get();
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill || !init.hasOneUse() ||
+      !matchPattern(fill.value(), m_AnyZeroFloat()))
+    return false;
+  return llvm::all_of(g->getOperandTypes(), [](Type t) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    return ranked && ranked.hasStaticShape();
+  });
+}
+
+/// What the terms of one stack share: the op's maps, iterator types,
+/// result type and fill value (operand types and bodies are compared on
+/// their own).
+using StackId =
+    std::tuple<const void *, const void *, const void *, const void *>;
+
+StackId stackId(linalg::GenericOp g) {
+  Attribute zero;
+  matchPattern(
+      g.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>().value(),
+      m_Constant(&zero));
+  return {g.getIndexingMaps().getAsOpaquePointer(),
+          g.getIteratorTypes().getAsOpaquePointer(),
+          g->getResult(0).getType().getAsOpaquePointer(),
+          zero.getAsOpaquePointer()};
+}
+
+/// The terms of the sum rooted at `root`, in the order the sums read them,
+/// and the sums themselves. A sum whose result anything else reads is a
+/// term.
+void collectTerms(Operation *root, SmallVectorImpl<Value> &terms,
+                  SmallVectorImpl<Operation *> &sums) {
+  sums.push_back(root);
+  for (Value operand : cast<linalg::GenericOp>(root).getDpsInputs()) {
+    Operation *def = operand.getDefiningOp();
+    if (def && def->getBlock() == root->getBlock() && isTensorSum(def) &&
+        operand.hasOneUse())
+      collectTerms(def, terms, sums);
+    else
+      terms.push_back(operand);
+  }
+}
+
+/// Erases `ops` (each without uses once those after it are gone), then the
+/// side-effect-free producers that they leave unused.
+void eraseWithDeadProducers(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 16> erased(ops.begin(), ops.end());
+  llvm::SetVector<Operation *> worklist;
+  auto addProducers = [&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && !erased.count(def))
+        worklist.insert(def);
+  };
+  for (Operation *op : ops) {
+    addProducers(op);
+    op->erase();
+  }
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    bool pure = linalgOp ? linalgOp.hasPureTensorSemantics()
+                         : isMemoryEffectFree(op) && op->getNumRegions() == 0;
+    if (!op->use_empty() || !pure)
+      continue;
+    erased.insert(op);
+    addProducers(op);
+    op->erase();
+  }
+}
+
+/// Stacks made so far, by the values they stack: the bias's and the
+/// weight's gradients of an RNN stack the same per-time-step values.
+using StackCache = std::map<std::vector<const void *>, Value>;
+
+/// `values` (of one type) stacked along a new first dimension.
+Value stack(OpBuilder &b, Location loc, ArrayRef<Value> values,
+            StackCache &cache) {
+  std::vector<const void *> key;
+  for (Value v : values)
+    key.push_back(v.getAsOpaquePointer());
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
+  auto type = cast<RankedTensorType>(values.front().getType());
+  SmallVector<int64_t> unitShape = {1};
+  llvm::append_range(unitShape, type.getShape());
+  auto unitType = RankedTensorType::get(unitShape, type.getElementType());
+  SmallVector<ReassociationIndices> reassociation;
+  if (type.getRank() == 0) {
+    // A scalar becomes a tensor<1xT>: no dimension to merge into.
+    reassociation = {};
+  } else {
+    reassociation.push_back({0, 1});
+    for (int64_t d = 2; d <= type.getRank(); ++d)
+      reassociation.push_back({d});
+  }
+  SmallVector<Value> pieces;
+  for (Value v : values)
+    pieces.push_back(
+        tensor::ExpandShapeOp::create(b, loc, unitType, v, reassociation));
+  Value stacked = tensor::ConcatOp::create(b, loc, /*dim=*/0, pieces);
+  cache[key] = stacked;
+  return stacked;
+}
+
+/// Whether input `i` is the same value in every term of `stacked`.
+bool isShared(ArrayRef<linalg::GenericOp> stacked, unsigned i) {
+  Value value = linalg::GenericOp(stacked.front()).getDpsInputs()[i];
+  return llvm::all_of(stacked, [&](linalg::GenericOp g) {
+    return g.getDpsInputs()[i] == value;
+  });
+}
+
+/// Bytes of a value of `type`.
+int64_t getBytes(Type type) {
+  auto ranked = cast<RankedTensorType>(type);
+  return ranked.getNumElements() * int64_t(ranked.getElementTypeBitWidth() / 8);
+}
+
+/// Whether stacking `terms` pays: an operand differs between them, and the
+/// stacks copy at most the bytes of the additions they remove (a weight's
+/// gradient over T time steps copies T small activations and removes T - 1
+/// weight-sized sums; the sum of two products by two weights would copy
+/// both weights to remove one activation-sized sum).
+bool pays(ArrayRef<linalg::GenericOp> terms) {
+  if (terms.size() < 2)
+    return false;
+  linalg::GenericOp first = terms.front();
+  int64_t copied = 0;
+  for (unsigned i = 0; i < first.getNumDpsInputs(); ++i)
+    if (!isShared(terms, i))
+      copied +=
+          int64_t(terms.size()) * getBytes(first.getDpsInputs()[i].getType());
+  int64_t removed =
+      int64_t(terms.size() - 1) * getBytes(first->getResult(0).getType());
+  return copied > 0 && copied <= removed;
+}
+
+/// Replaces the terms `stacked` of the sum `sums` (whose first op is the
+/// root) with one reduction over the stacked operands, summed with the
+/// sum's other terms.
+void stackTerms(ArrayRef<Operation *> sums, ArrayRef<Value> terms,
+                ArrayRef<linalg::GenericOp> stacked, StackCache &cache) {
+  Operation *root = sums.front();
+  OpBuilder b(root);
+  linalg::GenericOp first = stacked.front();
+  Location loc = first.getLoc();
+  MLIRContext *ctx = b.getContext();
+  unsigned loops = first.getNumLoops();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (auto [i, map] : llvm::enumerate(first.getIndexingMapsArray())) {
+    AffineMap shifted = map.shiftDims(1);
+    bool isInput = int64_t(i) < first.getNumDpsInputs();
+    bool shared = !isInput || isShared(stacked, i);
+    if (isInput && !shared) {
+      SmallVector<Value> values;
+      for (linalg::GenericOp g : stacked)
+        values.push_back(g.getDpsInputs()[i]);
+      inputs.push_back(stack(b, loc, values, cache));
+      shifted = shifted.insertResult(getAffineDimExpr(0, ctx), 0);
+    } else if (isInput) {
+      inputs.push_back(first.getDpsInputs()[i]);
+    }
+    maps.push_back(AffineMap::get(loops + 1, 0, shifted.getResults(), ctx));
+  }
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::reduction};
+  llvm::append_range(iterators, first.getIteratorTypesArray());
+  auto fill = first.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  Value empty = tensor::EmptyOp::create(
+      b, loc, cast<RankedTensorType>(first->getResult(0).getType()).getShape(),
+      getElementTypeOrSelf(first->getResult(0).getType()));
+  Value init = linalg::FillOp::create(b, loc, fill.value(), empty).getResult(0);
+  auto reduction =
+      linalg::GenericOp::create(b, loc, TypeRange{init.getType()}, inputs,
+                                ValueRange{init}, maps, iterators);
+  reduction->setDiscardableAttrs(first->getDiscardableAttrDictionary());
+  IRMapping mapping;
+  first->getRegion(0).cloneInto(&reduction.getRegion(), mapping);
+
+  // The sum again: the reduction, then the other terms in order.
+  Value total = reduction->getResult(0);
+  for (Value term : terms) {
+    if (llvm::is_contained(stacked, term.getDefiningOp()))
+      continue;
+    Operation *sum = b.clone(*root);
+    sum->setOperands(0, 2, {total, term});
+    total = sum->getResult(0);
+  }
+  root->getResult(0).replaceAllUsesWith(total);
+  SmallVector<Operation *> dead(sums.begin(), sums.end());
+  for (linalg::GenericOp g : stacked)
+    dead.push_back(g);
+  eraseWithDeadProducers(dead);
+}
+
+struct TofuStackProductSumsPass
+    : public tofu::impl::TofuStackProductSumsBase<TofuStackProductSumsPass> {
+  void runOnOperation() override {
+    StackCache cache;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        while (stackOnce(func, cache)) {
+        }
+  }
+
+  /// Stacks the terms of one sum of `func`; false if there was none.
+  static bool stackOnce(func::FuncOp func, StackCache &cache) {
+    {
+      // The roots: sums that no other sum of the same tree reads.
+      SmallVector<Operation *> roots;
+      for (Operation &op : func.getBody().front()) {
+        if (!isTensorSum(&op))
+          continue;
+        Value result = op.getResult(0);
+        bool inner = result.hasOneUse() &&
+                     isTensorSum(*result.getUsers().begin()) &&
+                     result.getUsers().begin()->getBlock() == op.getBlock();
+        if (!inner)
+          roots.push_back(&op);
+      }
+      for (Operation *root : roots) {
+        SmallVector<Value> terms;
+        SmallVector<Operation *> sums;
+        collectTerms(root, terms, sums);
+        llvm::MapVector<StackId, SmallVector<linalg::GenericOp>> stacks;
+        for (Value term : terms) {
+          Operation *def = term.getDefiningOp();
+          if (def && isStackableReduction(def))
+            stacks[stackId(cast<linalg::GenericOp>(def))].push_back(
+                cast<linalg::GenericOp>(def));
+        }
+        // The largest stack of terms with equal bodies and an operand that
+        // differs between them.
+        SmallVector<linalg::GenericOp> best;
+        for (auto &[id, candidates] : stacks) {
+          SmallVector<linalg::GenericOp> alike;
+          linalg::GenericOp front = candidates.front();
+          for (linalg::GenericOp g : candidates)
+            if (g->getOperandTypes() == front->getOperandTypes() &&
+                OperationEquivalence::isRegionEquivalentTo(
+                    &g->getRegion(0), &front->getRegion(0),
+                    OperationEquivalence::IgnoreLocations))
+              alike.push_back(g);
+          if (alike.size() > best.size() && pays(alike))
+            best = std::move(alike);
+        }
+        if (best.size() < 2)
+          continue;
+        stackTerms(sums, terms, best, cache);
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+} // namespace
