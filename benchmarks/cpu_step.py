@@ -16,6 +16,10 @@ first losses agree; the table shows the relative difference.
 
 Setup (a): one tofu-run rank against PyTorch with one thread
 (torch.set_num_threads(1), OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1).
+Where OpenBLAS does not know the CPU and falls back to its SSE3 kernels,
+tofu-run sets OPENBLAS_CORETYPE to the kernels the CPU runs (it prints
+so); the PyTorch side then gets the same OPENBLAS_CORETYPE, so both sides
+run the same OpenBLAS kernels.
 Setup (b) (--ranks2): the step partitioned for 2 devices under
 `mpiexec -n 2 tofu-run`, against PyTorch DDP (gloo) on 2 processes of one
 thread each, with the same global batch.
@@ -266,6 +270,11 @@ def tofu_time(step, ranks, steps, warmup, tofu_run, timeout, workers=False,
         result["report_flops"] = None
     m = re.search(r"^step 0: loss (\S+)", out, re.M)
     result["loss0"] = float(m.group(1)) if m else None
+    # tofu-run names OpenBLAS's kernels where the library falls back to SSE3
+    # on a CPU it does not know: PyTorch (and every later run) gets the same.
+    m = re.search(r"OPENBLAS_CORETYPE=(\w+)", out)
+    if m:
+        os.environ.setdefault("OPENBLAS_CORETYPE", m.group(1))
     return result
 
 
@@ -497,7 +506,8 @@ def main(argv=None):
     print()
     print(f"CPU: {cpu_model()}; Adam lr {LR}; median of {args.steps} steps "
           f"after {args.warmup} warm-up; f32; load average "
-          f"{load_average()} at the end")
+          f"{load_average()} at the end; OPENBLAS_CORETYPE "
+          f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')} on both sides")
     print("setup (a): 1 tofu-run rank vs PyTorch 1 thread; setup (b): "
           "mpiexec -n 2 tofu-run (devices=2) vs PyTorch DDP gloo x2, "
           "1 thread each, same global batch; setup (c): tofu-run --workers 2 "

@@ -17,6 +17,7 @@
 #include "Profile.h"
 #include "Workers.h"
 
+#include <cblas.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -163,6 +164,9 @@ void tofu_timer_report(int64_t warmup) {
   if (t.profiling) {
     std::vector<float> all(t.milliseconds.begin(), t.milliseconds.end());
     std::fputs(t.profile.report(skip, all, /*top=*/30).c_str(), stdout);
+    // The kernels OpenBLAS chose for this CPU (OPENBLAS_CORETYPE, or its
+    // own detection), which its speed depends on.
+    std::printf("cpu profile: OpenBLAS core %s\n", openblas_get_corename());
   }
   std::fflush(stdout);
 }

@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpenBLASCore.h"
 #include "tofu/Conversion/Passes.h"
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
 #include "tofu/Conversion/TofuToMPI/RuntimeABI.h"
@@ -687,6 +688,10 @@ int main(int argc, char **argv) {
     return fail("cannot read the step from stdin with " + llvm::Twine(ranks) +
                 " ranks (mpiexec gives stdin to rank 0 only): write it to a "
                 "file and pass its path");
+  // Before the CPU runtime loads OpenBLAS (docs/cpu.md, *Threads*).
+  std::string blasNote = tofu::selectOpenBLASCore();
+  if (!blasNote.empty() && timing && rank == 0)
+    llvm::outs() << "openblas: " << blasNote << "\n";
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
