@@ -16,6 +16,7 @@ static const std::pair<Algorithm, const char *> kAlgorithmNames[] = {
     {Algorithm::Tofu, "tofu"},
     {Algorithm::BruteForce, "brute-force"},
     {Algorithm::DataParallel, "data-parallel"},
+    {Algorithm::BatchParallel, "batch-parallel"},
     {Algorithm::AllRowGreedy, "allrow-greedy"},
     {Algorithm::Spartan, "spartan"},
     {Algorithm::EqualChop, "equalchop"},
@@ -115,7 +116,8 @@ StepModel::StepModel(const Graph &graph, const StepState &state, unsigned k,
   // replicated weights) on every device. Elsewhere replicated execution is
   // only a fallback: with replicated tensors it would make "no parallelism
   // at all" the plan with the least communication.
-  bool allowReplicated = options.algorithm == Algorithm::DataParallel;
+  bool allowReplicated = options.algorithm == Algorithm::DataParallel ||
+                         options.algorithm == Algorithm::BatchParallel;
   bool hasCut = false, hasShape = false;
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
     const Shape &shape = state.tensorShapes[t];

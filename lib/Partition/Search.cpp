@@ -40,6 +40,9 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
     case Algorithm::DataParallel:
       step = dataParallelStep(model);
       break;
+    case Algorithm::BatchParallel:
+      step = batchParallelStep(model, options.batchDim);
+      break;
     case Algorithm::AllRowGreedy:
       step = allRowStep(model);
       break;

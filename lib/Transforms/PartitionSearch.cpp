@@ -77,12 +77,13 @@ void TofuSearchPass::runOnOperation() {
   if (!parsed) {
     mlir::emitError(module.getLoc(), "tofu-search: unknown algorithm '")
         << algorithm
-        << "' (expected tofu, brute-force, data-parallel, allrow-greedy, "
-           "spartan, equalchop or icml18)";
+        << "' (expected tofu, brute-force, data-parallel, batch-parallel, "
+           "allrow-greedy, spartan, equalchop or icml18)";
     return signalPassFailure();
   }
   options.algorithm = *parsed;
   options.replication = replication;
+  options.batchDim = batchDim;
   options.maxTableSize = maxTable;
   if (!coarsen)
     options.coarsen = CoarsenOptions::none();

@@ -17,6 +17,14 @@ namespace tofu {
 /// dimension 0 where it divides (replicated otherwise).
 PlanStep dataParallelStep(const StepModel &model);
 
+/// Data parallelism along the batch: model state replicated, the inputs
+/// (data and labels) cut on `batchDim`, and every operator, in program
+/// order, takes the choice that costs least given its inputs' tilings, its
+/// outputs taking the cut that choice produces (model state, and partial
+/// values, replicated). Tensors of time-major steps keep the batch where it
+/// is, whatever their dimension 0 holds.
+PlanStep batchParallelStep(const StepModel &model, unsigned batchDim);
+
 /// AllRow-Greedy: every tensor takes its first feasible tiling, a cut on its
 /// first divisible dimension.
 PlanStep allRowStep(const StepModel &model);

@@ -41,13 +41,14 @@
 namespace tofu {
 
 enum class Algorithm {
-  Tofu,         // coarsening + exact DP per step + recursion
-  BruteForce,   // exhaustive per step, no coarsening (small graphs)
-  DataParallel, // weights replicated, everything else cut on dimension 0
-  AllRowGreedy, // every tensor cut on dimension 0, best strategy per op
-  Spartan,      // largest tensor first, greedy
-  EqualChop,    // the DP, but one step of k: one dimension per tensor
-  ICML18,       // the DP without output-reduction strategies
+  Tofu,          // coarsening + exact DP per step + recursion
+  BruteForce,    // exhaustive per step, no coarsening (small graphs)
+  DataParallel,  // weights replicated, everything else cut on dimension 0
+  BatchParallel, // weights replicated, the inputs' batch dimension followed
+  AllRowGreedy,  // every tensor cut on dimension 0, best strategy per op
+  Spartan,       // largest tensor first, greedy
+  EqualChop,     // the DP, but one step of k: one dimension per tensor
+  ICML18,        // the DP without output-reduction strategies
 };
 
 std::optional<Algorithm> parseAlgorithm(const std::string &name);
@@ -58,6 +59,9 @@ struct SearchOptions {
   /// Add SOYBEAN's replicated tiling to every tensor's choices. Operators
   /// still split their work.
   bool replication = false;
+  /// BatchParallel: the dimension of every input (data and labels) that
+  /// holds the batch.
+  unsigned batchDim = 0;
   /// Tofu §5.1 coarsening. Each step is first solved on the uncoarsened
   /// graph; the coarsened graph (whose ties shrink the tables) is only used
   /// when that DP's tables would exceed `maxTableSize` (the step is then not

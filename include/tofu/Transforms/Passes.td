@@ -444,8 +444,11 @@ def TofuSearch : Pass<"tofu-search", "mlir::ModuleOp"> {
     Option<"bandwidth", "bandwidth", "std::string", /*default=*/"\"\"",
            "GB/s per level, comma separated (default 10 each)">,
     Option<"algorithm", "algorithm", "std::string", /*default=*/"\"tofu\"",
-           "tofu, brute-force, data-parallel, allrow-greedy, spartan, "
-           "equalchop or icml18">,
+           "tofu, brute-force, data-parallel, batch-parallel, allrow-greedy, "
+           "spartan, equalchop or icml18">,
+    Option<"batchDim", "batch-dim", "unsigned", /*default=*/"0",
+           "batch-parallel: the inputs' batch dimension (1 for time-major "
+           "data)">,
     Option<"replication", "replication", "bool", /*default=*/"false",
            "Allow replicated tilings (SOYBEAN's r)">,
     Option<"coarsen", "coarsen", "bool", /*default=*/"true",
