@@ -70,9 +70,13 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("GB/s per level, comma separated (default 10 each)")};
   Option<std::string> algorithm{
       *this, "algorithm",
-      llvm::cl::desc("tofu, brute-force, data-parallel, allrow-greedy, "
-                     "spartan, equalchop or icml18"),
+      llvm::cl::desc("tofu, brute-force, data-parallel, batch-parallel, "
+                     "allrow-greedy, spartan, equalchop or icml18"),
       llvm::cl::init("tofu")};
+  Option<unsigned> batchDim{
+      *this, "batch-dim",
+      llvm::cl::desc("batch-parallel: the inputs' batch dimension"),
+      llvm::cl::init(0)};
   Option<bool> replication{*this, "replication",
                            llvm::cl::desc("Allow replicated tilings"),
                            llvm::cl::init(false)};
@@ -144,6 +148,7 @@ void buildTrainPipeline(OpPassManager &pm,
   search.bandwidth = options.bandwidth;
   search.algorithm = options.algorithm;
   search.replication = options.replication;
+  search.batchDim = options.batchDim;
   search.refine = options.refine;
   search.planOut = options.planOut;
   search.svg = options.svg;
