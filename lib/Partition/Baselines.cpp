@@ -70,8 +70,8 @@ PlanStep tofu::batchParallelStep(const StepModel &model, unsigned batchDim) {
       continue;
     }
     double bestCost = std::numeric_limits<double>::infinity();
-    std::vector<Tiling> bestOutputs;
-    OpChoice bestChoice;
+    std::vector<Tiling> bestOutputs(node.outputs.size(), Tiling::replicate());
+    OpChoice bestChoice = model.opOptions[o].front();
     // An operator that reads a cut tensor splits its work: replicated
     // work is free in the cost model but not on the devices.
     for (OpChoice c : model.opOptions[o]) {

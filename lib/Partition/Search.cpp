@@ -40,9 +40,21 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
     case Algorithm::DataParallel:
       step = dataParallelStep(model);
       break;
-    case Algorithm::BatchParallel:
+    case Algorithm::BatchParallel: {
       step = batchParallelStep(model, options.batchDim);
+      bool cutsInput = false;
+      for (size_t t = 0; t < graph.tensors.size(); ++t)
+        cutsInput |= graph.tensors[t].role == TensorRole::Input &&
+                     step.tilings[t] == Tiling::cut(options.batchDim);
+      if (!cutsInput)
+        plan.remarks.push_back(
+            "step of " + std::to_string(rs.k) +
+            ": batch-parallel cuts no "
+            "input: none has a dimension " +
+            std::to_string(options.batchDim) + " (batch-dim) that divides by " +
+            std::to_string(rs.k) + "; the step runs replicated");
       break;
+    }
     case Algorithm::AllRowGreedy:
       step = allRowStep(model);
       break;

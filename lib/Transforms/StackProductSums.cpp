@@ -158,8 +158,12 @@ Value stack(OpBuilder &b, Location loc, ArrayRef<Value> values,
   std::vector<const void *> key;
   for (Value v : values)
     key.push_back(v.getAsOpaquePointer());
+  // A stack made for an earlier sum, above this one.
   if (auto it = cache.find(key); it != cache.end())
-    return it->second;
+    if (Operation *made = it->second.getDefiningOp();
+        made && made->getBlock() == b.getInsertionBlock() &&
+        made->isBeforeInBlock(&*b.getInsertionPoint()))
+      return it->second;
   auto type = cast<RankedTensorType>(values.front().getType());
   SmallVector<int64_t> unitShape = {1};
   llvm::append_range(unitShape, type.getShape());
@@ -276,11 +280,12 @@ void stackTerms(ArrayRef<Operation *> sums, ArrayRef<Value> terms,
 struct TofuStackProductSumsPass
     : public tofu::impl::TofuStackProductSumsBase<TofuStackProductSumsPass> {
   void runOnOperation() override {
-    StackCache cache;
-    for (auto func : getOperation().getOps<func::FuncOp>())
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      StackCache cache;
       if (!func.isExternal())
         while (stackOnce(func, cache)) {
         }
+    }
   }
 
   /// Stacks the terms of one sum of `func`; false if there was none.
@@ -309,20 +314,27 @@ struct TofuStackProductSumsPass
             stacks[stackId(cast<linalg::GenericOp>(def))].push_back(
                 cast<linalg::GenericOp>(def));
         }
-        // The largest stack of terms with equal bodies and an operand that
-        // differs between them.
+        // The largest class of terms with equal operand types and bodies
+        // whose stacks pay.
         SmallVector<linalg::GenericOp> best;
         for (auto &[id, candidates] : stacks) {
-          SmallVector<linalg::GenericOp> alike;
-          linalg::GenericOp front = candidates.front();
-          for (linalg::GenericOp g : candidates)
-            if (g->getOperandTypes() == front->getOperandTypes() &&
-                OperationEquivalence::isRegionEquivalentTo(
-                    &g->getRegion(0), &front->getRegion(0),
-                    OperationEquivalence::IgnoreLocations))
-              alike.push_back(g);
-          if (alike.size() > best.size() && pays(alike))
-            best = std::move(alike);
+          SmallVector<SmallVector<linalg::GenericOp>> classes;
+          for (linalg::GenericOp g : candidates) {
+            auto alike = llvm::find_if(classes, [&](auto &members) {
+              linalg::GenericOp front = members.front();
+              return g->getOperandTypes() == front->getOperandTypes() &&
+                     OperationEquivalence::isRegionEquivalentTo(
+                         &g->getRegion(0), &front->getRegion(0),
+                         OperationEquivalence::IgnoreLocations);
+            });
+            if (alike == classes.end())
+              classes.push_back({g});
+            else
+              alike->push_back(g);
+          }
+          for (auto &members : classes)
+            if (members.size() > best.size() && pays(members))
+              best = members;
         }
         if (best.size() < 2)
           continue;

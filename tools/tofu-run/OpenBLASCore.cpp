@@ -15,16 +15,21 @@
 
 #include "OpenBLASCore.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
 
 /// The core OpenBLAS chooses on this host: the library loaded in a child
-/// process, whose choice dies with it. Empty if it cannot be loaded.
+/// process, whose choice dies with it. Empty if it cannot be loaded, or if
+/// the child does not answer within a few seconds.
 std::string probeCore() {
   int fds[2];
   if (::pipe(fds) != 0)
@@ -36,6 +41,13 @@ std::string probeCore() {
     return "";
   }
   if (pid == 0) {
+    // A crash in the library ends the child quietly (not through the
+    // parent's crash handlers), and it starts one thread, not one per core.
+    for (int sig : {SIGSEGV, SIGILL, SIGBUS, SIGABRT, SIGFPE})
+      ::signal(sig, SIG_DFL);
+    if (int null = ::open("/dev/null", O_WRONLY); null >= 0)
+      ::dup2(null, 2);
+    ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
     ::close(fds[0]);
     if (void *lib = ::dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL))
       if (auto name = reinterpret_cast<char *(*)()>(
@@ -47,11 +59,27 @@ std::string probeCore() {
   ::close(fds[1]);
   std::string core;
   char buffer[64];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof(buffer))) > 0;)
+  constexpr int kTimeoutMs = 5000;
+  for (;;) {
+    pollfd wait = {fds[0], POLLIN, 0};
+    int ready = ::poll(&wait, 1, kTimeoutMs);
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0) {
+      ::kill(pid, SIGKILL);
+      core.clear();
+      break;
+    }
+    ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
     core.append(buffer, n);
+  }
   ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
   return core;
 }
 
@@ -74,6 +102,12 @@ std::string tofu::selectOpenBLASCore() {
   if (!chosen)
     return "";
   ::setenv("OPENBLAS_CORETYPE", chosen, /*overwrite=*/0);
+  // A library built without run-time kernel selection ignores the
+  // variable: say nothing unless it now runs the chosen kernels.
+  if (probeCore() != chosen) {
+    ::unsetenv("OPENBLAS_CORETYPE");
+    return "";
+  }
   return std::string("OpenBLAS chose its ") + core +
          " kernels for this CPU, which it does not know; using " + chosen +
          " (OPENBLAS_CORETYPE=" + chosen + "; set it to choose)";
