@@ -242,6 +242,26 @@ FailureOr<Value> tofu::emitScalarDerivative(OpBuilder &b, Location loc,
   return tangent.lookup(root);
 }
 
+bool tofu::isTensorSum(linalg::GenericOp g) {
+  if (!g.hasPureTensorSemantics() || g.getNumDpsInputs() != 2 ||
+      g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Type type = g->getResult(0).getType();
+  if (g.getDpsInputs()[0].getType() != type ||
+      g.getDpsInputs()[1].getType() != type)
+    return false;
+  Block *body = g.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != body || body->getOperations().size() != 2)
+    return false;
+  Value a = body->getArgument(0), b = body->getArgument(1);
+  return (add.getLhs() == a && add.getRhs() == b) ||
+         (add.getLhs() == b && add.getRhs() == a);
+}
+
 tofu::Combiner tofu::matchCombiner(linalg::GenericOp g, Value &e) {
   Value acc = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
   auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());

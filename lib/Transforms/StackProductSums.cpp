@@ -41,27 +41,10 @@ using namespace mlir;
 
 namespace {
 
-/// An element-wise sum of two tensors of the result's type: a generic with
-/// identity maps, parallel loops and body `yield in0 + in1`.
+/// An element-wise sum of two tensors (tofu::isTensorSum).
 bool isTensorSum(Operation *op) {
   auto g = dyn_cast<linalg::GenericOp>(op);
-  if (!g || !g.hasPureTensorSemantics() || g.getNumDpsInputs() != 2 ||
-      g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
-      !llvm::all_of(g.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  Type type = g->getResult(0).getType();
-  if (g.getDpsInputs()[0].getType() != type ||
-      g.getDpsInputs()[1].getType() != type)
-    return false;
-  Block *body = g.getBody();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || add->getBlock() != body || body->getOperations().size() != 2)
-    return false;
-  Value a = body->getArgument(0), b = body->getArgument(1);
-  return (add.getLhs() == a && add.getRhs() == b) ||
-         (add.getLhs() == b && add.getRhs() == a);
+  return g && tofu::isTensorSum(g);
 }
 
 /// A reduction that may join a stack: a generic with static shapes and no
@@ -137,10 +120,7 @@ void eraseWithDeadProducers(ArrayRef<Operation *> ops) {
   }
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    bool pure = linalgOp ? linalgOp.hasPureTensorSemantics()
-                         : isMemoryEffectFree(op) && op->getNumRegions() == 0;
-    if (!op->use_empty() || !pure)
+    if (!isOpTriviallyDead(op))
       continue;
     erased.insert(op);
     addProducers(op);
@@ -168,15 +148,11 @@ Value stack(OpBuilder &b, Location loc, ArrayRef<Value> values,
   SmallVector<int64_t> unitShape = {1};
   llvm::append_range(unitShape, type.getShape());
   auto unitType = RankedTensorType::get(unitShape, type.getElementType());
+  // The unit dimension merges into the first (a scalar has none).
   SmallVector<ReassociationIndices> reassociation;
-  if (type.getRank() == 0) {
-    // A scalar becomes a tensor<1xT>: no dimension to merge into.
-    reassociation = {};
-  } else {
-    reassociation.push_back({0, 1});
-    for (int64_t d = 2; d <= type.getRank(); ++d)
-      reassociation.push_back({d});
-  }
+  for (int64_t d = 1; d <= type.getRank(); ++d)
+    reassociation.push_back(d == 1 ? ReassociationIndices{0, 1}
+                                   : ReassociationIndices{d});
   SmallVector<Value> pieces;
   for (Value v : values)
     pieces.push_back(

@@ -688,7 +688,8 @@ int main(int argc, char **argv) {
     return fail("cannot read the step from stdin with " + llvm::Twine(ranks) +
                 " ranks (mpiexec gives stdin to rank 0 only): write it to a "
                 "file and pass its path");
-  // Before the CPU runtime loads OpenBLAS (docs/cpu.md, *Threads*).
+  // Before the CPU runtime loads OpenBLAS (docs/cpu.md, *OpenBLAS's kernels
+  // on CPUs it does not know*).
   std::string blasNote = tofu::selectOpenBLASCore();
   if (!blasNote.empty() && timing && rank == 0)
     llvm::outs() << "openblas: " << blasNote << "\n";

@@ -35,6 +35,11 @@ enum class Combiner { None, Add, Max, Min };
 /// other body.
 Combiner matchCombiner(mlir::linalg::GenericOp g, mlir::Value &e);
 
+/// Whether `g` adds two tensors of its result's type element-wise: identity
+/// maps, parallel loops, body `yield in0 + in1` (as tofu-autodiff sums a
+/// value's gradient over its uses).
+bool isTensorSum(mlir::linalg::GenericOp g);
+
 } // namespace tofu
 
 #endif // TOFU_TRANSFORMS_SCALARDERIVATIVE_H

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Conversion/LibraryCalls/LibraryCalls.h"
+#include "tofu/Transforms/ScalarDerivative.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -74,29 +75,15 @@ struct AccumulateIntoProduct : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-        op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
-        op.getNumReductionLoops() != 0 ||
-        !llvm::all_of(op.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); }))
+    if (!tofu::isTensorSum(op))
       return failure();
-    Block &body = op.getRegion().front();
-    auto yield = cast<linalg::YieldOp>(body.getTerminator());
-    auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-    if (!add || &body.front() != add.getOperation() ||
-        !llvm::is_contained(op.getRegionInputArgs(), add.getLhs()) ||
-        !llvm::is_contained(op.getRegionInputArgs(), add.getRhs()) ||
-        add.getLhs() == add.getRhs())
-      return failure();
-    Type type = op->getResult(0).getType();
     // The later-defined product first: the other term then already
     // dominates it.
     for (unsigned i : {1u, 0u}) {
       Value term = op.getDpsInputs()[i], other = op.getDpsInputs()[1 - i];
       auto product = term.getDefiningOp<linalg::LinalgOp>();
       if (!product || !term.hasOneUse() || product->getNumResults() != 1 ||
-          product.getNumDpsInits() != 1 || term.getType() != type ||
-          other.getType() != type || !tofu::isProductOp(product))
+          product.getNumDpsInits() != 1 || !tofu::isProductOp(product))
         continue;
       OpOperand *init = product.getDpsInitOperand(0);
       auto fill = init->get().getDefiningOp<linalg::FillOp>();
