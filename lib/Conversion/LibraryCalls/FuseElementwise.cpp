@@ -12,6 +12,7 @@
 #include "tofu/Transforms/TrainingAttributes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -63,6 +64,21 @@ struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Whether `v` is a slice of another tensor, through reshapes. A product
+/// that accumulates into such a view writes into the other tensor's
+/// buffer, which one-shot bufferization cannot prove free of later reads
+/// (the other slices of a batched product): it copies the slice first.
+static bool isSliceView(Value v) {
+  while (Operation *definer = v.getDefiningOp()) {
+    if (isa<tensor::ExtractSliceOp>(definer))
+      return true;
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(definer))
+      return false;
+    v = definer->getOperand(0);
+  }
+  return false;
+}
+
 /// A sum `a + p` of two tensors, where `p` is the only use of a product (a
 /// GEMM or a convolution by the shared matchers) that accumulates into a
 /// zero fill, becomes the product accumulating into `a`: library calls then
@@ -71,6 +87,11 @@ struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
 /// product per time step, each zeroing and writing a whole weight-sized
 /// result that the sum then reads again. Only the rounding changes: the
 /// product adds its terms to `a` instead of to zero and then to `a`.
+/// A term `a` that is a slice of another tensor stays a sum: accumulating
+/// into it would cost a copy of the slice, where the sum fuses with the
+/// element-wise ops around it (an LSTM cell's gates, which add the
+/// recurrent product to their time step's slice of the batched input
+/// product).
 struct AccumulateIntoProduct : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp op,
@@ -87,7 +108,8 @@ struct AccumulateIntoProduct : OpRewritePattern<linalg::GenericOp> {
         continue;
       OpOperand *init = product.getDpsInitOperand(0);
       auto fill = init->get().getDefiningOp<linalg::FillOp>();
-      if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()))
+      if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()) ||
+          isSliceView(other))
         continue;
       Operation *definer = other.getDefiningOp();
       if (definer && definer->getBlock() == product->getBlock() &&

@@ -53,7 +53,12 @@ struct TofuCPUPipelineOptions
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
   std::string text = options.fuseElementwise ? "tofu-fuse-elementwise," : "";
-  text += "one-shot-bufferize{bufferize-function-boundaries "
+  // A tensor.empty whose op's result is inserted into a slice of another
+  // tensor becomes that slice, so that the op writes into place instead of
+  // into a buffer of its own copied afterwards (an LSTM cell's four gate
+  // gradients into their 8 x 256 tensor).
+  text += "eliminate-empty-tensors,"
+          "one-shot-bufferize{bufferize-function-boundaries "
                      "allow-return-allocs-from-loops},"
                      // buffer-deallocation-pipeline, without the
                      // simplification on the training driver.

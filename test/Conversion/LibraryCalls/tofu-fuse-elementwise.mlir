@@ -113,6 +113,53 @@ func.func @shared_product(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %a: tensor<4
   return %sum, %m1 : tensor<4x3xf32>, tensor<4x3xf32>
 }
 
+// Tests that a product is not made to accumulate into a slice of another
+// tensor (an LSTM's recurrent product added to its time step's slice of
+// the batched input product), through a reshape or not: bufferization
+// would copy the slice first. The sums stay and fuse.
+
+// CHECK-LABEL: func.func @slice_term
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: %[[PRODUCT:.*]] = linalg.generic {{.*}} outs(%[[ZERO]] : tensor<4x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[PRODUCT]] : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: arith.addf
+// CHECK: %[[ZERO2:.*]] = linalg.fill
+// CHECK: %[[PRODUCT2:.*]] = linalg.generic {{.*}} outs(%[[ZERO2]] : tensor<4x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[PRODUCT2]], %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: arith.addf
+func.func @slice_term(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %all: tensor<2x4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %a = tensor.extract_slice %all[0, 0, 0] [1, 4, 3] [1, 1, 1] : tensor<2x4x3xf32> to tensor<4x3xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %m1 = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f1 : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %m1 : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %b3 = tensor.extract_slice %all[1, 0, 0] [1, 4, 3] [1, 1, 1] : tensor<2x4x3xf32> to tensor<1x4x3xf32>
+  %b = tensor.collapse_shape %b3 [[0, 1], [2]] : tensor<1x4x3xf32> into tensor<4x3xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %m2 = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f2 : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %sum2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%m2, %b : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %sum, %sum2 : tensor<4x3xf32>, tensor<4x3xf32>
+}
+
 // Tests that a sum of tensors that are zeros but for disjoint slices (the
 // gradient of an LSTM's gates, one slice per gate) becomes the slices
 // inserted into one tensor: with no fill when they cover it, into a zero
