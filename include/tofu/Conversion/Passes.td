@@ -414,6 +414,38 @@ def TofuFuseElementwise
   ];
 }
 
+def TofuInsertSlicesInPlace
+    : Pass<"tofu-insert-slices-in-place", "mlir::ModuleOp"> {
+  let summary = "Put the inserts that assemble a tensor next to the ops "
+                "that make its slices";
+  let description = [{
+    A tensor assembled from disjoint slices is copied together by one-shot
+    bufferization: each slice has a buffer of its own, copied into the
+    tensor's at the insert, which comes after all of them (a `tensor.concat`
+    of an LSTM's time steps for `tofu-stack-product-sums`, the time steps'
+    gate gradients that `tofu-fuse-elementwise` inserts into the batched
+    input product's gradient). This pass
+
+    - decomposes static `tensor.concat` ops into `tensor.insert_slice`
+      chains into a `tensor.empty` (upstream's decomposition);
+    - makes `insert_slice(expand_shape(x))`, where the expand only adds unit
+      dimensions, a rank-reducing insert of `x`;
+    - rebuilds each chain of inserts of disjoint static boxes into a
+      `tensor.empty` (or a fill of one), each intermediate result used only
+      by the next insert, with the root before the first op that makes a
+      slice and each insert right after the op that makes its slice.
+      Disjoint inserts commute: the tensor is the same.
+
+    `eliminate-empty-tensors` then has each of those ops write into its
+    slice of the tensor's buffer, and bufferization copies nothing.
+    `tofu-cpu-pipeline` runs both before `one-shot-bufferize`. Functions
+    tagged `tofu.driver` are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TofuGPUSplitReductions
     : Pass<"tofu-gpu-split-reductions", "mlir::ModuleOp"> {
   let summary = "Split long reductions so that kernels do not reduce a row "

@@ -56,17 +56,18 @@ void buildTofuCPUPipeline(OpPassManager &pm,
   // A tensor.empty whose op's result is inserted into a slice of another
   // tensor becomes that slice, so that the op writes into place instead of
   // into a buffer of its own copied afterwards (an LSTM cell's four gate
-  // gradients into their 8 x 256 tensor).
-  text += "eliminate-empty-tensors,"
+  // gradients into their 8 x 256 tensor); tofu-insert-slices-in-place
+  // first puts each insert where eliminate-empty-tensors can see it.
+  text += "tofu-insert-slices-in-place,eliminate-empty-tensors,"
           "one-shot-bufferize{bufferize-function-boundaries "
-                     "allow-return-allocs-from-loops},"
-                     // buffer-deallocation-pipeline, without the
-                     // simplification on the training driver.
-                     "expand-realloc{emit-deallocs=false},canonicalize,"
-                     "ownership-based-buffer-deallocation,canonicalize,"
-                     "tofu-simplify-deallocs,"
-                     "bufferization-lower-deallocations,cse,canonicalize,"
-                     "tofu-early-dealloc";
+          "allow-return-allocs-from-loops},"
+          // buffer-deallocation-pipeline, without the
+          // simplification on the training driver.
+          "expand-realloc{emit-deallocs=false},canonicalize,"
+          "ownership-based-buffer-deallocation,canonicalize,"
+          "tofu-simplify-deallocs,"
+          "bufferization-lower-deallocations,cse,canonicalize,"
+          "tofu-early-dealloc";
   if (options.libraryCalls)
     text += ",convert-tofu-to-cpu";
   if (!options.report.empty())

@@ -33,3 +33,32 @@ func.func @gates(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<4x6xf32> {
   %1 = tensor.insert_slice %tb into %0[0, 3] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
   return %1 : tensor<4x6xf32>
 }
+
+// Tests that the time steps stacked by a concat (tofu-stack-product-sums)
+// are written into the stack where they are made
+// (tofu-insert-slices-in-place first): one buffer, no copy.
+
+// CHECK-LABEL: llvm.func @steps
+// CHECK-NOT: memrefCopy
+// BUFFERS-LABEL: func.func @steps
+// BUFFERS-COUNT-1: memref.alloc()
+// BUFFERS-NOT: memref.alloc()
+// BUFFERS-NOT: memref.copy
+// BUFFERS: return
+func.func @steps(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x4x3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %ta = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = math.tanh %i : f32
+    linalg.yield %t : f32
+  } -> tensor<4x3xf32>
+  %tb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.negf %i : f32
+    linalg.yield %t : f32
+  } -> tensor<4x3xf32>
+  %xa = tensor.expand_shape %ta [[0, 1], [2]] output_shape [1, 4, 3] : tensor<4x3xf32> into tensor<1x4x3xf32>
+  %xb = tensor.expand_shape %tb [[0, 1], [2]] output_shape [1, 4, 3] : tensor<4x3xf32> into tensor<1x4x3xf32>
+  %c = tensor.concat dim(0) %xa, %xb : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<2x4x3xf32>
+  return %c : tensor<2x4x3xf32>
+}

@@ -31,6 +31,7 @@
 namespace tofu {
 
 #define GEN_PASS_DECL_TOFUFUSEELEMENTWISE
+#define GEN_PASS_DECL_TOFUINSERTSLICESINPLACE
 #include "tofu/Conversion/Passes.h.inc"
 
 /// Tags a call of a library: its value names the library (openblas, onednn,
