@@ -3,7 +3,7 @@
 //
 //   mpicxx -O2 -Iinclude benchmarks/runtime_collectives.cpp -Lbuild/lib \
 //     -ltofu_runtime_cpu -Wl,-rpath,$PWD/build/lib -o /tmp/runtime_collectives
-//   mpiexec -n 2 /tmp/runtime_collectives [ROWS [WORK]]
+//   mpiexec -n 2 /tmp/runtime_collectives [ROWS [WORK [send]]]
 //
 // prints, on rank 0, the microseconds per tofu_all_gather of a ROWSx64 f32
 // tile per rank (default 4: the LSTM's most frequent collective) and per
@@ -13,7 +13,9 @@
 // The runtime's call goes through shared memory when the tile fits its
 // buffers (TOFU_CPU_SHM_BYTES=0: through MPI). With WORK > 0 each call
 // follows WORK iterations of arithmetic, as a step's collectives follow
-// its operators, and the line gives that work's time per call too.
+// its operators, and the line gives that work's time per call too. With
+// `send` the MPI call gets the tile as its send buffer instead of running
+// in place on a result that already holds it.
 
 #include "tofu/Runtime/TofuRuntime.h"
 
@@ -21,6 +23,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -43,6 +46,7 @@ float work(int64_t iterations, float x) {
 int main(int argc, char **argv) {
   int64_t rows = argc > 1 ? std::atoll(argv[1]) : 4;
   int64_t iterations = argc > 2 ? std::atoll(argv[2]) : 0;
+  bool send = argc > 3 && std::string(argv[3]) == "send";
   tofu_init(0);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -73,8 +77,13 @@ int main(int argc, char **argv) {
     start = MPI_Wtime();
     for (int i = 0; i < kCalls; ++i) {
       sink = work(iterations, sink);
-      MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered.data(),
-                    int(tile.size() * sizeof(float)), MPI_BYTE, MPI_COMM_WORLD);
+      int bytes = int(tile.size() * sizeof(float));
+      if (send)
+        MPI_Allgather(tile.data(), bytes, MPI_BYTE, gathered.data(), bytes,
+                      MPI_BYTE, MPI_COMM_WORLD);
+      else
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered.data(),
+                      bytes, MPI_BYTE, MPI_COMM_WORLD);
     }
     double mpi = MPI_Wtime() - start;
     if (rank == 0 && round == 1)
