@@ -13,7 +13,6 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tofu {
@@ -54,23 +53,61 @@ struct InsertUnexpanded : OpRewritePattern<tensor::InsertSliceOp> {
   }
 };
 
-/// The static box of an insert with unit strides, or nothing.
-std::optional<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>>
-getBox(tensor::InsertSliceOp insert) {
-  if (!insert.hasUnitStride() ||
-      ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
-      ShapedType::isDynamicShape(insert.getStaticSizes()))
-    return std::nullopt;
-  return std::make_pair(insert.getStaticOffsets(), insert.getStaticSizes());
+/// A concat of static shape becomes inserts into a tensor.empty
+/// (upstream's decomposition). Dynamic ones stay: their inserts would need
+/// offsets computed at run time, which the chains below do not take.
+struct DecomposeStaticConcat : OpRewritePattern<tensor::ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    if (!concat.getResultType().hasStaticShape() ||
+        !llvm::all_of(concat.getInputs(), [](Value input) {
+          return cast<RankedTensorType>(input.getType()).hasStaticShape();
+        }))
+      return failure();
+    FailureOr<SmallVector<Value>> decomposed =
+        concat.decomposeOperation(rewriter);
+    if (failed(decomposed))
+      return failure();
+    rewriter.replaceOp(concat, *decomposed);
+    return success();
+  }
+};
+
+/// Whether an insert has a static box: static offsets and sizes, and
+/// strides that are the attribute 1 (not a value that is 1, which a moved
+/// insert might no longer be dominated by).
+bool hasStaticBox(tensor::InsertSliceOp insert) {
+  return !ShapedType::isDynamicShape(insert.getStaticOffsets()) &&
+         !ShapedType::isDynamicShape(insert.getStaticSizes()) &&
+         llvm::all_of(insert.getStaticStrides(),
+                      [](int64_t stride) { return stride == 1; });
 }
 
+/// Whether the static boxes of two inserts into tensors of one shape do
+/// not overlap.
 bool areDisjoint(tensor::InsertSliceOp a, tensor::InsertSliceOp b) {
-  auto [aLo, aSize] = *getBox(a);
-  auto [bLo, bSize] = *getBox(b);
+  ArrayRef<int64_t> aLo = a.getStaticOffsets(), aSize = a.getStaticSizes();
+  ArrayRef<int64_t> bLo = b.getStaticOffsets(), bSize = b.getStaticSizes();
   for (size_t d = 0; d < aLo.size(); ++d)
     if (aLo[d] + aSize[d] <= bLo[d] || bLo[d] + bSize[d] <= aLo[d])
       return true;
   return false;
+}
+
+/// Whether `insert` can be a link of a chain.
+bool isLink(tensor::InsertSliceOp insert) { return hasStaticBox(insert); }
+
+/// The insert that continues a chain after `insert`: its result's only
+/// user, a link in the same block that inserts into it.
+tensor::InsertSliceOp getNextLink(tensor::InsertSliceOp insert) {
+  if (!insert->hasOneUse())
+    return {};
+  auto next = dyn_cast<tensor::InsertSliceOp>(*insert->getUsers().begin());
+  if (!next || next.getDest() != insert.getResult() ||
+      next->getBlock() != insert->getBlock() || !isLink(next))
+    return {};
+  return next;
 }
 
 /// A chain `insert(s_n, ... insert(s_1, root))` in one block, innermost
@@ -86,7 +123,7 @@ std::optional<InsertChain> matchChain(tensor::InsertSliceOp last) {
   Block *block = last->getBlock();
   Value v = last.getResult();
   while (auto insert = v.getDefiningOp<tensor::InsertSliceOp>()) {
-    if (insert->getBlock() != block || !getBox(insert) ||
+    if (insert->getBlock() != block || !isLink(insert) ||
         (insert != last && !v.hasOneUse()))
       return std::nullopt;
     chain.inserts.push_back(insert);
@@ -118,27 +155,37 @@ Operation *getDefinitionIn(Block *block, Value v) {
   return def ? block->findAncestorOpInBlock(*def) : nullptr;
 }
 
+/// Whether op `a` of a block runs before op `b` of it, where nullptr
+/// stands for the block's start (a value defined before the block).
 bool isBefore(Operation *a, Operation *b) {
   return !a ? b != nullptr : b && a->isBeforeInBlock(b);
 }
 
-/// Rebuilds `chain` with its root before the first op that makes one of
-/// its slices and each insert right after the op that makes its slice, in
-/// the order those ops run. Disjoint inserts commute, so the tensor is the
-/// same.
+/// Moves the ops of `chain`: its root before the first op that makes one
+/// of its slices, and each insert right after the op that makes its
+/// slice, in the order those ops run, each inserting into the one before.
+/// Disjoint inserts commute, so the tensor is the same.
 void reorder(InsertChain &chain, RewriterBase &rewriter) {
   Block *block = chain.inserts.front()->getBlock();
-  SmallVector<std::pair<Operation *, tensor::InsertSliceOp>> bySource;
-  for (tensor::InsertSliceOp insert : chain.inserts)
-    bySource.push_back({getDefinitionIn(block, insert.getSource()), insert});
-  std::stable_sort(
-      bySource.begin(), bySource.end(),
-      [](const auto &a, const auto &b) { return isBefore(a.first, b.first); });
+  struct Link {
+    Operation *def;  // of the slice; nullptr: before the block
+    size_t position; // in the chain
+    tensor::InsertSliceOp insert;
+  };
+  SmallVector<Link> bySource;
+  for (auto [position, insert] : llvm::enumerate(chain.inserts))
+    bySource.push_back(
+        {getDefinitionIn(block, insert.getSource()), position, insert});
+  llvm::sort(bySource, [](const Link &a, const Link &b) {
+    if (a.def != b.def)
+      return isBefore(a.def, b.def);
+    return a.position < b.position;
+  });
   // The root moves up to the first source made in the block unless a
-  // fill's value is defined after it.
+  // fill's value is defined by that op or after it.
   Operation *rootAnchor = nullptr;
-  for (auto &entry : bySource)
-    if ((rootAnchor = entry.first))
+  for (const Link &link : bySource)
+    if ((rootAnchor = link.def))
       break;
   Operation *fill = chain.root.size() > 1 ? chain.root.back() : nullptr;
   Operation *valueDef =
@@ -147,21 +194,23 @@ void reorder(InsertChain &chain, RewriterBase &rewriter) {
       !isBefore(rootAnchor, valueDef) && rootAnchor != valueDef)
     for (Operation *op : chain.root)
       rewriter.moveOpBefore(op, rootAnchor);
+  // The tensor's readers, which read the last insert's result from now on.
+  SmallVector<OpOperand *> readers;
+  for (OpOperand &use : chain.inserts.back()->getUses())
+    readers.push_back(&use);
   Operation *previous = chain.root.back();
-  Value dest = previous->getResult(0);
-  for (auto [def, insert] : bySource) {
-    Operation *after = isBefore(previous, def) ? def : previous;
-    rewriter.setInsertionPointAfter(after);
-    auto rebuilt = tensor::InsertSliceOp::create(
-        rewriter, insert.getLoc(), insert.getSource(), dest,
-        insert.getMixedOffsets(), insert.getMixedSizes(),
-        insert.getMixedStrides());
-    previous = rebuilt;
-    dest = rebuilt.getResult();
+  for (const Link &link : bySource) {
+    tensor::InsertSliceOp insert = link.insert;
+    Operation *after = isBefore(previous, link.def) ? link.def : previous;
+    Value dest = previous->getResult(0);
+    rewriter.moveOpAfter(insert, after);
+    rewriter.modifyOpInPlace(insert,
+                             [&] { insert.getDestMutable().assign(dest); });
+    previous = insert;
   }
-  rewriter.replaceAllUsesWith(chain.inserts.back().getResult(), dest);
-  for (tensor::InsertSliceOp insert : llvm::reverse(chain.inserts))
-    rewriter.eraseOp(insert);
+  for (OpOperand *use : readers)
+    rewriter.modifyOpInPlace(use->getOwner(),
+                             [&] { use->set(previous->getResult(0)); });
 }
 
 struct TofuInsertSlicesInPlacePass
@@ -169,25 +218,26 @@ struct TofuInsertSlicesInPlacePass
           TofuInsertSlicesInPlacePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    tensor::populateDecomposeTensorConcatPatterns(patterns);
-    patterns.add<InsertUnexpanded>(&getContext());
+    patterns.add<DecomposeStaticConcat, InsertUnexpanded>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
+    // Only these rewrites: no folding, no constants moved, no region
+    // simplification of the rest of the function.
+    GreedyRewriteConfig config;
+    config.enableFolding(false)
+        .enableConstantCSE(false)
+        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     IRRewriter rewriter(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       // The training driver's tensors go to runtime calls as they are.
       if (func.isExternal() || func->hasAttr(tofu::attrs::kDriver))
         continue;
-      if (failed(applyPatternsGreedily(func, frozen)))
+      if (failed(applyPatternsGreedily(func, frozen, config)))
         func.emitWarning("tofu-insert-slices-in-place: the rewrite did not "
                          "converge; some inserts stay as they were");
       SmallVector<InsertChain> chains;
+      // Each chain from its last link, collected before any op moves.
       func.walk([&](tensor::InsertSliceOp insert) {
-        bool continues =
-            insert->hasOneUse() &&
-            isa<tensor::InsertSliceOp>(*insert->getUsers().begin()) &&
-            cast<tensor::InsertSliceOp>(*insert->getUsers().begin())
-                    .getDest() == insert.getResult();
-        if (!continues)
+        if (isLink(insert) && !getNextLink(insert))
           if (std::optional<InsertChain> chain = matchChain(insert))
             chains.push_back(std::move(*chain));
       });

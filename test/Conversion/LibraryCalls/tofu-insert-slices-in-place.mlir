@@ -14,6 +14,7 @@
 // CHECK-NEXT: %[[B:.*]] = linalg.generic
 // CHECK:      %[[INB:.*]] = tensor.insert_slice %[[B]] into %[[INA]][1, 0, 0] [1, 4, 3] [1, 1, 1] : tensor<4x3xf32> into tensor<2x4x3xf32>
 // CHECK-NEXT: return %[[INB]]
+// CHECK-NOT: tensor.concat
 func.func @concat(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x4x3xf32> {
   %ea = tensor.empty() : tensor<4x3xf32>
   %ta = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x3xf32>) outs(%ea : tensor<4x3xf32>) {
@@ -74,20 +75,20 @@ func.func @reordered(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>, %c: tensor<4x2xf3
 
 // Tests that chains whose inserts may not commute or move stay as they
 // are: overlapping boxes, a dynamic offset, and a destination that is not
-// fresh. Of a chain whose intermediate tensor something else reads, only
-// the insert that makes that tensor moves.
+// fresh. Of a chain whose intermediate tensor something else reads, or
+// whose next insert has a dynamic offset, only the inserts before move.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @kept
 // CHECK:      %[[TA:.*]] = linalg.generic
-// CHECK:      %[[E6B:.*]] = tensor.empty() : tensor<4x6xf32>
+// CHECK:      %[[E9:.*]] = tensor.empty() : tensor<4x9xf32>
+// CHECK-NEXT: %[[E6B:.*]] = tensor.empty() : tensor<4x6xf32>
 // CHECK-NEXT: %[[TB:.*]] = linalg.generic
 // CHECK:      %[[S0:.*]] = tensor.insert_slice %[[TB]] into %[[E6B]][0, 0] [4, 3]
+// CHECK-NEXT: %[[D0:.*]] = tensor.insert_slice %[[TB]] into %[[E9]][0, 0] [4, 3]
 // CHECK-NEXT: %[[E6:.*]] = tensor.empty() : tensor<4x6xf32>
 // CHECK-NEXT: %[[O0:.*]] = tensor.insert_slice %[[TB]] into %[[E6]][0, 0] [4, 3]
 // CHECK-NEXT: %[[O1:.*]] = tensor.insert_slice %[[TA]] into %[[O0]][0, 2] [4, 3]
-// CHECK-NEXT: %[[E9:.*]] = tensor.empty() : tensor<4x9xf32>
-// CHECK-NEXT: %[[D0:.*]] = tensor.insert_slice %[[TB]] into %[[E9]][0, 0] [4, 3]
 // CHECK-NEXT: %[[D1:.*]] = tensor.insert_slice %[[TA]] into %[[D0]][0, %arg2] [4, 3]
 // CHECK-NEXT: %[[S1:.*]] = tensor.insert_slice %[[TA]] into %[[S0]][0, 3] [4, 3]
 // CHECK-NEXT: %[[A0:.*]] = tensor.insert_slice %[[TB]] into %arg3[0, 0] [4, 3]
@@ -117,4 +118,42 @@ func.func @kept(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>, %k: index, %d: tensor<
   %a0 = tensor.insert_slice %tb into %d[0, 0] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
   %a1 = tensor.insert_slice %ta into %a0[0, 3] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
   return %o1, %d1, %s1, %s0, %a1 : tensor<4x6xf32>, tensor<4x9xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Tests that a fill whose value is made after the first slice stays where
+// it is (its inserts then follow it), that an expand which splits a
+// dimension is not folded into its insert, and that a concat of dynamic
+// shape stays a concat.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @guards
+// CHECK:      %[[TA:.*]] = linalg.generic
+// CHECK:      %[[V:.*]] = tensor.extract %[[TA]]
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x6xf32>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[V]] : f32) outs(%[[E]] : tensor<4x6xf32>)
+// CHECK-NEXT: %[[I:.*]] = tensor.insert_slice %[[TA]] into %[[F]][0, 3] [4, 3]
+// CHECK-NEXT: tensor.empty() : tensor<4x2x3xf32>
+// CHECK-NEXT: %[[X:.*]] = tensor.expand_shape %arg1
+// CHECK-NEXT: %[[S:.*]] = tensor.insert_slice %[[X]] into
+// CHECK-NEXT: %[[C:.*]] = tensor.concat dim(0) %arg2, %arg2
+// CHECK-NEXT: return %[[I]], %[[S]], %[[C]]
+func.func @guards(%a: tensor<4x3xf32>, %b: tensor<6xf32>, %d: tensor<?x3xf32>) -> (tensor<4x6xf32>, tensor<4x2x3xf32>, tensor<?x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<4x3xf32>
+  %ta = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = math.tanh %i : f32
+    linalg.yield %t : f32
+  } -> tensor<4x3xf32>
+  %v = tensor.extract %ta[%c0, %c0] : tensor<4x3xf32>
+  %all = tensor.empty() : tensor<4x6xf32>
+  %f = linalg.fill ins(%v : f32) outs(%all : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %i0 = tensor.insert_slice %ta into %f[0, 3] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+  %x = tensor.expand_shape %b [[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+  %e3 = tensor.empty() : tensor<4x2x3xf32>
+  %s0 = tensor.insert_slice %x into %e3[1, 0, 0] [1, 2, 3] [1, 1, 1] : tensor<2x3xf32> into tensor<4x2x3xf32>
+  %c = tensor.concat dim(0) %d, %d : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %i0, %s0, %c : tensor<4x6xf32>, tensor<4x2x3xf32>, tensor<?x3xf32>
 }
