@@ -430,14 +430,20 @@ def TofuInsertSlicesInPlace
       chains into a `tensor.empty` (upstream's decomposition);
     - makes `insert_slice(expand_shape(x))`, where the expand only adds unit
       dimensions, a rank-reducing insert of `x`;
-    - rebuilds each chain of inserts of disjoint static boxes into a
-      `tensor.empty` (or a fill of one), each intermediate result used only
-      by the next insert, with the root before the first op that makes a
-      slice and each insert right after the op that makes its slice.
-      Disjoint inserts commute: the tensor is the same.
+    - moves each chain of inserts of disjoint static boxes (static offsets
+      and sizes, strides the attribute 1) into a `tensor.empty` (or a fill
+      of one), each intermediate result used only by the next insert, all
+      in one block: the root before the first op that makes a slice
+      (unless a fill's value is made there or later), each insert right
+      after the op that makes its slice. Disjoint inserts commute: the
+      tensor is the same. A chain starts at its last insert that is such
+      a link.
 
-    `eliminate-empty-tensors` then has each of those ops write into its
-    slice of the tensor's buffer, and bufferization copies nothing.
+    It applies only these rewrites: no folding or clean-up of the rest of
+    the function. `eliminate-empty-tensors` then has each of those ops
+    write into its slice of the tensor's buffer, and bufferization copies
+    nothing (a value inserted into two tensors is written into one and
+    copied into the other).
     `tofu-cpu-pipeline` runs both before `one-shot-bufferize`. Functions
     tagged `tofu.driver` are left alone.
   }];
