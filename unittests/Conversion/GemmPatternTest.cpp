@@ -50,6 +50,42 @@ TEST(GemmPattern, BatchedKeepsTheBatchLoopsInOrder) {
   EXPECT_EQ(match->kLoops, (std::vector<unsigned>{4}));
 }
 
+TEST(GemmPattern, BroadcastBatchOfA1x1Convolution) {
+  // Y(n, f, h, w) += X(n, c, h, w) * W(f, c): loops (n, f, h, w, c). The
+  // images are a batch that W does not hold; M = (h, w), N = f, K = c.
+  auto match = matchGemmPattern(5, {P, P, P, P, R},
+                                {{0, 4, 2, 3}, {1, 4}, {0, 1, 2, 3}});
+  ASSERT_TRUE(match);
+  EXPECT_EQ(match->batchLoops, (std::vector<unsigned>{0}));
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{2, 3}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{1}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{4}));
+  // Its data gradient: dX(n, c, h, w) += W(f, c) * dY(n, f, h, w), loops
+  // (n, c, h, w, f), W as A.
+  match = matchGemmPattern(5, {P, P, P, P, R},
+                           {{4, 1}, {0, 4, 2, 3}, {0, 1, 2, 3}});
+  ASSERT_TRUE(match);
+  EXPECT_EQ(match->batchLoops, (std::vector<unsigned>{0}));
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{1}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{2, 3}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{4}));
+}
+
+TEST(GemmPattern, BroadcastOnlyWhereTheGroupsAreNotContiguous) {
+  // A plain matmul keeps M: C's outermost loop is A's too, but the groups
+  // already match.
+  auto match = matchGemmPattern(3, {P, P, R}, {{0, 2}, {2, 1}, {0, 1}});
+  ASSERT_TRUE(match);
+  EXPECT_TRUE(match->batchLoops.empty());
+  // No broadcast of a loop that is not the input's outermost dimension:
+  // X(c, n, h, w).
+  EXPECT_FALSE(matchGemmPattern(5, {P, P, P, P, R},
+                                {{4, 0, 2, 3}, {1, 4}, {0, 1, 2, 3}}));
+  // Nor of a reduction (the filter gradient sums over the images).
+  EXPECT_FALSE(matchGemmPattern(5, {R, P, P, R, R},
+                                {{0, 1, 3, 4}, {0, 2, 3, 4}, {1, 2}}));
+}
+
 TEST(GemmPattern, WeightGradientOfALinearLayer) {
   // dW(i, o) += X(b, i) * dY(b, o): loops (i, o, b), K = the batch.
   auto match = matchGemmPattern(3, {P, P, R}, {{2, 0}, {2, 1}, {0, 1}});

@@ -36,24 +36,17 @@ std::vector<unsigned> heldInOrder(const std::vector<unsigned> &loops,
 
 } // namespace
 
-std::optional<GemmPattern>
-tofu::gemm::matchGemmPattern(unsigned numLoops,
-                             const std::vector<bool> &parallel,
-                             const std::vector<std::vector<unsigned>> &loops) {
-  if (loops.size() != 3 || parallel.size() != numLoops)
-    return std::nullopt;
-  // indexes[i][l]: operand i is indexed by loop l.
-  std::vector<std::vector<bool>> indexes(3, std::vector<bool>(numLoops));
-  for (unsigned i = 0; i < 3; ++i)
-    for (unsigned l : loops[i]) {
-      if (l >= numLoops || indexes[i][l])
-        return std::nullopt;
-      indexes[i][l] = true;
-    }
+/// The rule of matchGemmPattern on checked operands: `broadcast` marks the
+/// loops taken as batch loops that one input does not hold.
+static std::optional<GemmPattern>
+classify(unsigned numLoops, const std::vector<bool> &parallel,
+         const std::vector<std::vector<unsigned>> &loops,
+         const std::vector<std::vector<bool>> &indexes,
+         const std::vector<bool> &broadcast) {
   GemmPattern match;
   for (unsigned l = 0; l < numLoops; ++l) {
     bool a = indexes[0][l], b = indexes[1][l], c = indexes[2][l];
-    if (a && b && c && parallel[l])
+    if (((a && b) || broadcast[l]) && c && parallel[l])
       match.batchLoops.push_back(l);
     else if (a && !b && c && parallel[l])
       match.mLoops.push_back(l);
@@ -79,4 +72,33 @@ tofu::gemm::matchGemmPattern(unsigned numLoops,
     *g.loops = std::move(order);
   }
   return match;
+}
+
+std::optional<GemmPattern>
+tofu::gemm::matchGemmPattern(unsigned numLoops,
+                             const std::vector<bool> &parallel,
+                             const std::vector<std::vector<unsigned>> &loops) {
+  if (loops.size() != 3 || parallel.size() != numLoops)
+    return std::nullopt;
+  // indexes[i][l]: operand i is indexed by loop l.
+  std::vector<std::vector<bool>> indexes(3, std::vector<bool>(numLoops));
+  for (unsigned i = 0; i < 3; ++i)
+    for (unsigned l : loops[i]) {
+      if (l >= numLoops || indexes[i][l])
+        return std::nullopt;
+      indexes[i][l] = true;
+    }
+  std::vector<bool> broadcast(numLoops, false);
+  if (auto match = classify(numLoops, parallel, loops, indexes, broadcast))
+    return match;
+  // The outermost dimension of C, held by one input as its outermost too
+  // and not by the other: a batch loop with stride 0 in the other.
+  if (loops[2].empty())
+    return std::nullopt;
+  unsigned outer = loops[2].front();
+  bool a = indexes[0][outer], b = indexes[1][outer];
+  if (a == b || loops[a ? 0 : 1].front() != outer)
+    return std::nullopt;
+  broadcast[outer] = true;
+  return classify(numLoops, parallel, loops, indexes, broadcast);
 }

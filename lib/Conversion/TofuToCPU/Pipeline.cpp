@@ -53,6 +53,9 @@ struct TofuCPUPipelineOptions
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
   std::string text = options.fuseElementwise ? "tofu-fuse-elementwise," : "";
+  // 1x1 convolutions as products batched over the images (OpenBLAS calls).
+  if (options.libraryCalls)
+    text += "tofu-cpu-unit-windows,";
   // A tensor.empty whose op's result is inserted into a slice of another
   // tensor becomes that slice, so that the op writes into place instead of
   // into a buffer of its own copied afterwards (an LSTM cell's four gate

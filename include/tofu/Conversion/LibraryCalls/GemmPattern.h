@@ -40,7 +40,12 @@ struct GemmPattern {
 /// reduction), and no group may be empty. Each operand that holds a
 /// group's loops holds them as adjacent dimensions, in the same order as
 /// the other operand that holds them, so that each group is one dimension
-/// of a contiguous operand. Returns std::nullopt for anything else.
+/// of a contiguous operand. Where that fails, a loop that is the
+/// outermost dimension of C and of the one input that holds it becomes a
+/// batch loop of the other input too (a batch stride of 0: the filter of a
+/// 1x1 convolution, `nchw,fc->nfhw`, multiplies every image); a product
+/// whose groups are already contiguous keeps its groups. Returns
+/// std::nullopt for anything else.
 std::optional<GemmPattern>
 matchGemmPattern(unsigned numLoops, const std::vector<bool> &parallel,
                  const std::vector<std::vector<unsigned>> &operandLoops);
