@@ -95,9 +95,6 @@ bool areDisjoint(tensor::InsertSliceOp a, tensor::InsertSliceOp b) {
   return false;
 }
 
-/// Whether `insert` can be a link of a chain.
-bool isLink(tensor::InsertSliceOp insert) { return hasStaticBox(insert); }
-
 /// The insert that continues a chain after `insert`: its result's only
 /// user, a link in the same block that inserts into it.
 tensor::InsertSliceOp getNextLink(tensor::InsertSliceOp insert) {
@@ -105,7 +102,7 @@ tensor::InsertSliceOp getNextLink(tensor::InsertSliceOp insert) {
     return {};
   auto next = dyn_cast<tensor::InsertSliceOp>(*insert->getUsers().begin());
   if (!next || next.getDest() != insert.getResult() ||
-      next->getBlock() != insert->getBlock() || !isLink(next))
+      next->getBlock() != insert->getBlock() || !hasStaticBox(next))
     return {};
   return next;
 }
@@ -123,7 +120,7 @@ std::optional<InsertChain> matchChain(tensor::InsertSliceOp last) {
   Block *block = last->getBlock();
   Value v = last.getResult();
   while (auto insert = v.getDefiningOp<tensor::InsertSliceOp>()) {
-    if (insert->getBlock() != block || !isLink(insert) ||
+    if (insert->getBlock() != block || !hasStaticBox(insert) ||
         (insert != last && !v.hasOneUse()))
       return std::nullopt;
     chain.inserts.push_back(insert);
@@ -237,7 +234,7 @@ struct TofuInsertSlicesInPlacePass
       SmallVector<InsertChain> chains;
       // Each chain from its last link, collected before any op moves.
       func.walk([&](tensor::InsertSliceOp insert) {
-        if (isLink(insert) && !getNextLink(insert))
+        if (hasStaticBox(insert) && !getNextLink(insert))
           if (std::optional<InsertChain> chain = matchChain(insert))
             chains.push_back(std::move(*chain));
       });

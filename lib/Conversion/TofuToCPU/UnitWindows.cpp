@@ -5,9 +5,10 @@
 // over the images, `nchw,fc->nfhw` and `fc,nfhw->nchw`. It becomes that
 // product as a linalg.generic on the filter collapsed to F x C, which the
 // shared GEMM rule takes as one OpenBLAS call per image (a batch loop that
-// the filter does not hold: stride 0). oneDNN's 1x1 kernels ran at half
-// that speed (docs/cpu.md). The filter gradient sums over the images, a K
-// that spans the batch and the pixels, and stays a convolution.
+// the filter does not hold: stride 0), which ran faster than oneDNN's 1x1
+// kernels on an Intel Xeon (docs/cpu.md, stage 0b). The filter gradient sums
+// over the images, a K that spans the batch and the pixels, and stays a
+// convolution.
 //
 //===----------------------------------------------------------------------===//
 

@@ -115,6 +115,32 @@ func.func @batch_matmul(%a: memref<5x4x6xf32>, %b: memref<5x6x8xf32>, %c: memref
 
 // -----
 
+// Tests a 1x1 convolution as tofu-cpu-unit-windows writes it,
+// `nchw,fc->nfhw`: the images are the batch of the call, with a batch
+// stride of 0 for the filter, which every image multiplies (the shared
+// GEMM rule; both backends lower it alike).
+
+#img = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>
+#fil = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-LABEL: func.func @broadcast_batch
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<2x4x5x5xf32>
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[XSTRIDES:.*]]:4 = memref.extract_strided_metadata %[[X]]
+// CHECK-NOT: linalg.generic
+// CHECK: call @tofu_gpu_sgemm({{.*}}, %[[XSTRIDES]]#0, %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}})
+// CHECK-SAME: tofu.flops = 3200
+func.func @broadcast_batch(%x: memref<2x4x5x5xf32>, %w: memref<8x4xf32>, %y: memref<2x8x5x5xf32>) {
+  linalg.generic {indexing_maps = [#img, #fil, #out], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%x, %w : memref<2x4x5x5xf32>, memref<8x4xf32>) outs(%y : memref<2x8x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Tests attention scores Q K^T with two batch loops (batch, head): the
 // inner one is the batch of the call, the outer one an scf.for that
 // advances the three addresses.
