@@ -87,6 +87,22 @@ std::string tofu::getArgumentName(func::FuncOp func, unsigned index) {
   return name;
 }
 
+void tofu::recordArgumentNames(func::FuncOp func) {
+  unsigned numArgs = func.getNumArguments();
+  SmallVector<std::string> names;
+  llvm::StringMap<unsigned> uses;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    names.push_back(getArgumentName(func, i));
+    if (!names.back().empty())
+      ++uses[names.back()];
+  }
+  Builder b(func.getContext());
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (!names[i].empty() && uses[names[i]] == 1 &&
+        !func.getArgAttr(i, attrs::kName))
+      func.setArgAttr(i, attrs::kName, b.getStringAttr(names[i]));
+}
+
 bool tofu::isFloatTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && isa<FloatType>(tensor.getElementType());

@@ -1005,6 +1005,7 @@ struct TofuAutodiffPass
             << func.getName() << "' has no weight arguments; " << howToMark();
         return signalPassFailure();
       }
+      recordArgumentNames(func);
       func::FuncOp train = func;
       if (keepForward) {
         OpBuilder builder(func);

@@ -17,6 +17,8 @@ COMMANDS = {
                "write a zoo model as linalg-on-tensors MLIR ('models list')"),
     "plan": ("tofu.plan",
              "check, summarise or compare tofu-search plans (JSON)"),
+    "exports": ("tofu.exports",
+                "write a forward export in torch-mlir's form (MLP, BERT)"),
     "difftest": ("tofu.difftest",
                  "train a partitioned step under MPI and compare it with "
                  "the unpartitioned one"),

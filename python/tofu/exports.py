@@ -1,20 +1,35 @@
-"""The PyTorch modules that the repo's torch-mlir-style exports came from.
+"""Forward exports in torch-mlir's form, and the PyTorch modules they came
+from.
 
-`models/torch-mlir-style/*.mlir` are written in the form torch-mlir's
-TorchToLinalg emits for a PyTorch module. Here is the module of each
-export with a loss, and how its parameters map to the export's arguments:
-`tofu-run --list-inputs` names an argument without `tofu.name` `arg<N>`,
-N being its position in `@forward`. `python3 -m tofu.torchcheck --export
-NAME` trains the module in PyTorch and the export in tofu-run from the
-same files and compares them.
+    python3 -m tofu.exports mlp|bert [--size KEY=VALUE ...] [--dtype f64] [-o FILE]
+
+`models/torch-mlir-style/*.mlir` are written by hand in the form
+torch-mlir's TorchToLinalg emits for a PyTorch module; EXPORTS names the
+module of each one with a loss. GENERATED writes such exports at any size
+(an MLP of nn.Linear and ReLU, a BERT encoder): every parameter an
+argument with a name location that is its `state_dict` key, the output
+the model's (no loss: `tofu-train-pipeline="loss=mse"` appends one).
+`tofu-autodiff` records an argument's name (its name location, or its SSA
+name in the source file: `%w0` is `w0`) as `tofu.name`, and `tofu-run`
+names the tensors of weight, data and checkpoint files after it (an
+argument without a name is `arg<N>`, N its position in `@forward`).
+`python3 -m tofu.torchcheck --export NAME` trains the module in PyTorch and
+the export in tofu-run from the same files and compares them;
+`benchmarks/export_step.py` times both.
 
     EXPORTS[name] = (path of the export, weights= and inputs= of
                      tofu-autodiff, builder(torch, dtype) -> ExportTwin)
+    GENERATED[name] = (text(dtype, **sizes), module(torch, **sizes),
+                       default sizes)
 
 This module imports torch only inside its functions.
 """
 
+import math
 import os
+import sys
+
+from tofu.ir import FuncBuilder, Value
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -58,11 +73,299 @@ def mlp_loss(torch, dtype):
     tdtype = torch.float64 if dtype == "f64" else torch.float32
     module = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(),
                                  torch.nn.Linear(8, 3)).to(tdtype)
-    weights = {"arg1": "0.weight", "arg2": "0.bias", "arg3": "2.weight",
-               "arg4": "2.bias"}
+    weights = {"w0": "0.weight", "b0": "0.bias", "w1": "2.weight",
+               "b1": "2.bias"}
     loss = lambda m, x, target: torch.nn.functional.mse_loss(m(x), target)
-    return _twin_class(torch)("mlp-loss", module, weights, ["arg0", "arg5"],
+    return _twin_class(torch)("mlp-loss", module, weights, ["x", "target"],
                               loss)
+
+
+def mlp_module(torch, widths):
+    """The module of mlp_text."""
+    layers = []
+    for i, (fan_in, out) in enumerate(zip(widths, widths[1:])):
+        layers.append(torch.nn.Linear(fan_in, out))
+        if i + 2 < len(widths):
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def bert_module(torch, hidden, heads, ffn, layers):
+    """The module of bert_text: HuggingFace's BertLayer, written out."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            for name in ("query", "key", "value", "out"):
+                setattr(self, name, nn.Linear(hidden, hidden))
+            self.ln1 = nn.LayerNorm(hidden, eps=1e-12)
+            self.ffn_in = nn.Linear(hidden, ffn)
+            self.ffn_out = nn.Linear(ffn, hidden)
+            self.ln2 = nn.LayerNorm(hidden, eps=1e-12)
+
+        def forward(self, h):
+            b, s, _ = h.shape
+            d = hidden // heads
+            split = lambda t: t.view(b, s, heads, d).transpose(1, 2)
+            q, k, v = split(self.query(h)), split(self.key(h)), split(self.value(h))
+            p = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), dim=-1)
+            ctx = (p @ v).transpose(1, 2).reshape(b, s, hidden)
+            h = self.ln1(self.out(ctx) + h)
+            return self.ln2(self.ffn_out(F.gelu(self.ffn_in(h))) + h)
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+
+        def forward(self, h):
+            for layer in self.layers:
+                h = layer(h)
+            return h
+    return Encoder()
+
+
+def _generated_twin(torch, dtype, name, module):
+    """The twin of a generated export trained with `tofu-loss{kind=mse}`:
+    its parameters have the export's argument names."""
+    tdtype = torch.float64 if dtype == "f64" else torch.float32
+    module = module.to(tdtype)
+    weights = {n: n for n, _ in module.named_parameters()}
+    loss = lambda m, x, target: torch.nn.functional.mse_loss(m(x), target)
+    return _twin_class(torch)(name, module, weights, ["input", "targets"], loss)
+
+
+def _widths(text):
+    return tuple(int(w) for w in str(text).split(","))
+
+
+# name: (text(dtype, **sizes), module(torch, **sizes), default sizes). The
+# sizes are the benchmark's: issue 18's MLP (3 x Linear(1024, 1024), batch
+# 256) and BERT-tiny (2 layers, hidden 128, 2 heads).
+GENERATED = {
+    "mlp": (lambda dtype, batch, widths: mlp_text(batch, _widths(widths), dtype),
+            lambda torch, batch, widths: mlp_module(torch, _widths(widths)),
+            dict(batch=256, widths="1024,1024,1024,1024")),
+    "bert": (lambda dtype, **o: bert_text(dtype=dtype, **o),
+             lambda torch, batch, seq, **o: bert_module(torch, **o),
+             dict(batch=8, seq=128, hidden=128, heads=2, ffn=512, layers=2)),
+}
+
+
+def sizes_of(name, overrides=()):
+    """The sizes of generated export `name`: its defaults with `overrides`
+    ("key=value" strings) applied; raises ValueError on an unknown key."""
+    sizes = dict(GENERATED[name][2])
+    for item in overrides:
+        key, _, value = item.partition("=")
+        if key not in sizes or not value:
+            raise ValueError(f"{name}: no size '{item}' (sizes: "
+                             f"{', '.join(f'{k}={v}' for k, v in sizes.items())})")
+        try:
+            numbers = _widths(value) if key == "widths" else (int(value),)
+        except ValueError:
+            numbers = ()
+        if not numbers or min(numbers) < 1 or \
+                (key == "widths" and len(numbers) < 2):
+            raise ValueError(f"{name}: {key} takes "
+                             + ("two or more positive integers, comma-separated"
+                                if key == "widths" else "a positive integer")
+                             + f", not '{value}'")
+        sizes[key] = value if key == "widths" else numbers[0]
+    return sizes
+
+
+def prepare(name, dtype, overrides=()):
+    """(forward export text, tofu-opt passes up to the optimizer,
+    builder(torch, dtype) -> ExportTwin) of export `name`: a file of the
+    repo (EXPORTS) or a generated one (GENERATED, at its sizes with
+    `overrides`)."""
+    if name in EXPORTS:
+        source, autodiff, builder = EXPORTS[name]
+        with open(source) as f:
+            text = f.read()
+        # The files are f32.
+        passes = ([f"--tofu-convert-float-type=from=f32 to={dtype}"]
+                  if dtype != "f32" else []) + [f"--tofu-autodiff={autodiff}"]
+        return text, passes, builder
+    text, module, _ = GENERATED[name]
+    sizes = sizes_of(name, overrides)
+    builder = lambda torch, dt: _generated_twin(torch, dt, name,
+                                                module(torch, **sizes))
+    return (text(dtype, **sizes),
+            ["--tofu-loss=kind=mse",
+             "--tofu-autodiff=weights=auto inputs=auto"], builder)
+
+
+# -- exports at any size: what torch-mlir's TorchToLinalg emits ----------------------
+class _Export(FuncBuilder):
+    """Writes a forward export as torch-mlir does: one `@forward` in a
+    module, the parameters as arguments named by a name location
+    (`loc("0.weight")`, PyTorch's `state_dict` keys), the logits or hidden
+    states as the result (no loss: `tofu-train-pipeline`'s `loss=` appends
+    it), nn.Linear as a transposed weight, a matmul into a zero fill and a
+    broadcast bias generic, permutes as linalg.transpose and the
+    decompositions of ReLU, softmax, LayerNorm and GELU as generics."""
+
+    def __init__(self, dtype="f32"):
+        super().__init__("forward", dtype)
+        self.locs = {}
+
+    def arg(self, name, shape, role="weight"):
+        value = self.argument(f"arg{len(self.args)}", shape, role)
+        self.locs[value.name] = name
+        return value
+
+    def linear(self, x, w, b):
+        y = self.matmul(x, self.transpose(w, [1, 0]))
+        return self.generic([y, b], [["d0", "d1"], ["d1"]], y.shape,
+                            ["d0", "d1"], ["parallel"] * 2,
+                            lambda s, a, acc: s.add(a[0], a[1]))
+
+    def relu(self, x):
+        rank = len(x.shape)
+
+        def body(s, a, acc):
+            zero = s.const(0.0)
+            return s.op("arith.select", s.op("arith.cmpf ugt,", a[0], zero),
+                        a[0], zero)
+        idx = [f"d{i}" for i in range(rank)]
+        return self.generic([x], [idx], x.shape, idx, ["parallel"] * rank, body)
+
+    def batch_matmul(self, a, b):
+        (n, m, k), (_, _, p) = a.shape, b.shape
+        init = self.full((n, m, p), 0.0)
+        out = Value(self._fresh(), (n, m, p), self.dtype)
+        self.emit(f"{out.name} = linalg.batch_matmul ins({a.name}, {b.name} : "
+                  f"{a.type}, {b.type}) outs({init.name} : {init.type}) -> "
+                  f"{out.type}")
+        return out
+
+    def rows(self, x, fn, init, value=None):
+        """A reduction over the last axis of a 2-D or 3-D x into a kept
+        unit dimension (torch-mlir's keepdim=True); `value` maps each
+        element before it is combined (it sees the row's kept values)."""
+        rank = len(x.shape)
+        idx = [f"d{i}" for i in range(rank)]
+        kept = idx[:-1] + ["0"]
+        shape = x.shape[:-1] + (1,)
+        return self.generic(
+            [x] + ([value[0]] if value else []), [idx] + ([kept] if value else []),
+            shape, kept, ["parallel"] * (rank - 1) + ["reduction"],
+            lambda s, a, acc: fn(s, value[1](s, *a) if value else a[0], acc),
+            init=self.full(shape, init))
+
+    def with_rows(self, fn, x, *kept_rows):
+        rank = len(x.shape)
+        idx = [f"d{i}" for i in range(rank)]
+        kept = idx[:-1] + ["0"]
+        return self.generic([x] + list(kept_rows), [idx] + [kept] * len(kept_rows),
+                            x.shape, idx, ["parallel"] * rank,
+                            lambda s, a, acc: fn(s, *a))
+
+    def softmax(self, x):
+        mx = self.rows(x, lambda s, v, acc: s.max(v, acc), -3.4028234663852886e38)
+        e = self.with_rows(lambda s, v, m: s.exp(s.sub(v, m)), x, mx)
+        total = self.rows(e, lambda s, v, acc: s.add(v, acc), 0.0)
+        return self.with_rows(lambda s, v, t: s.div(v, t), e, total)
+
+    def layernorm(self, x, g, b, eps):
+        n = float(x.shape[-1])
+        total = self.rows(x, lambda s, v, acc: s.add(v, acc), 0.0)
+
+        def square(s, v, t):
+            d = s.sub(v, s.div(t, s.const(n)))
+            return s.mul(d, d)
+        var = self.rows(x, lambda s, v, acc: s.add(v, acc), 0.0,
+                        value=(total, square))
+        rank = len(x.shape)
+        idx = [f"d{i}" for i in range(rank)]
+        kept = idx[:-1] + ["0"]
+
+        def body(s, a, acc):
+            v, t, q, gamma, beta = a
+            rs = s.rsqrt(s.add(s.div(q, s.const(n)), s.const(eps)))
+            y = s.mul(s.sub(v, s.div(t, s.const(n))), rs)
+            return s.add(s.mul(y, gamma), beta)
+        return self.generic([x, total, var, g, b],
+                            [idx, kept, kept, [idx[-1]], [idx[-1]]], x.shape,
+                            idx, ["parallel"] * rank, body)
+
+    def gelu(self, x):
+        def body(s, a, acc):
+            v = a[0]
+            e = s.op("math.erf", s.mul(v, s.const(1 / math.sqrt(2.0))))
+            return s.mul(s.mul(v, s.const(0.5)), s.add(e, s.const(1.0)))
+        idx = [f"d{i}" for i in range(len(x.shape))]
+        return self.generic([x], [idx], x.shape, idx,
+                            ["parallel"] * len(x.shape), body)
+
+    def text(self, result, module_name):
+        args = ", ".join(f'{v.name}: {v.type} loc("{self.locs[v.name]}")'
+                         for v, _ in self.args)
+        lines = [f"// Written by tofu.exports in the form torch-mlir's "
+                 f"TorchToLinalg emits for {module_name}.",
+                 f'module attributes {{torch.debug_module_name = '
+                 f'"{module_name}"}} {{',
+                 f"  func.func @forward({args}) -> {result.type} {{"]
+        lines += ["  " + line for line in self.body]
+        lines += [f"    return {result.name} : {result.type}", "  }", "}"]
+        return "\n".join(lines) + "\n"
+
+
+def mlp_text(batch=256, widths=(1024, 1024, 1024, 1024), dtype="f32"):
+    """nn.Sequential(Linear, ReLU, ..., Linear) over `widths` as a
+    forward export (returns the last layer's output)."""
+    b = _Export(dtype)
+    x = b.arg("input", (batch, widths[0]), "input")
+    for i, (fan_in, out) in enumerate(zip(widths, widths[1:])):
+        w = b.arg(f"{2 * i}.weight", (out, fan_in))
+        bias = b.arg(f"{2 * i}.bias", (out,))
+        x = b.linear(x, w, bias)
+        if i + 2 < len(widths):
+            x = b.relu(x)
+    return b.text(x, "Sequential")
+
+
+def bert_text(batch=8, seq=128, hidden=128, heads=2, ffn=512, layers=2,
+              dtype="f32"):
+    """A BERT encoder (HuggingFace's BertLayer: self-attention with biases,
+    post-LayerNorm with eps 1e-12, GELU with erf) as a forward export of
+    the hidden states; the input is the embedded sequence."""
+    b = _Export(dtype)
+    d = hidden // heads
+    x = b.arg("input", (batch, seq, hidden), "input")
+    h = b.reshape(x, (batch * seq, hidden), [[0, 1], [2]])
+    for layer in range(layers):
+        p = f"layers.{layer}."
+        lin = lambda name, out, fan_in: (b.arg(p + name + ".weight", (out, fan_in)),
+                                         b.arg(p + name + ".bias", (out,)))
+        wq, wk, wv, wo = (lin(n, hidden, hidden) for n in ("query", "key", "value", "out"))
+        ln1 = (b.arg(p + "ln1.weight", (hidden,)), b.arg(p + "ln1.bias", (hidden,)))
+        w1, w2 = lin("ffn_in", ffn, hidden), lin("ffn_out", hidden, ffn)
+        ln2 = (b.arg(p + "ln2.weight", (hidden,)), b.arg(p + "ln2.bias", (hidden,)))
+
+        def split(t, perm):
+            t = b.reshape(t, (batch, seq, heads, d), [[0, 1], [2, 3]])
+            t = b.transpose(t, perm)
+            return b.reshape(t, (batch * heads,) + t.shape[2:], [[0, 1], [2], [3]])
+        q = split(b.linear(h, *wq), [0, 2, 1, 3])
+        k = split(b.linear(h, *wk), [0, 2, 3, 1])
+        v = split(b.linear(h, *wv), [0, 2, 1, 3])
+        scale = math.sqrt(d)
+        scores = b.batch_matmul(q, k)
+        idx = ["d0", "d1", "d2"]
+        scores = b.generic([scores], [idx], scores.shape, idx, ["parallel"] * 3,
+                           lambda s, a, acc: s.div(a[0], s.const(scale)))
+        ctx = b.batch_matmul(b.softmax(scores), v)
+        ctx = b.reshape(ctx, (batch, heads, seq, d), [[0, 1], [2], [3]])
+        ctx = b.transpose(ctx, [0, 2, 1, 3])
+        ctx = b.reshape(ctx, (batch * seq, hidden), [[0, 1], [2, 3]])
+        h = b.layernorm(b.add(b.linear(ctx, *wo), h), *ln1, 1e-12)
+        f = b.linear(b.gelu(b.linear(h, *w1)), *w2)
+        h = b.layernorm(b.add(f, h), *ln2, 1e-12)
+    return b.text(b.reshape(h, (batch, seq, hidden), [[0, 1], [2]]), "BertEncoder")
 
 
 EXPORTS = {
@@ -70,3 +373,40 @@ EXPORTS = {
                               "mlp-loss.mlir"), "weights=all inputs=0",
                  mlp_loss),
 }
+
+
+def main(argv=None):
+    import argparse
+    from tofu import cli
+    parser = argparse.ArgumentParser(
+        description="Write a forward export in torch-mlir's form.")
+    parser.add_argument("name", choices=sorted(GENERATED))
+    parser.add_argument("--size", action="append", default=[],
+                        metavar="KEY=VALUE",
+                        help="a size other than the default (mlp: batch, "
+                        "widths=IN,H,...,OUT; bert: batch, seq, hidden, "
+                        "heads, ffn, layers)")
+    parser.add_argument("--dtype", choices=("f32", "f64"), default="f32")
+    parser.add_argument("-o", "--output", default="-")
+    args = parser.parse_args(argv)
+    try:
+        sizes = sizes_of(args.name, args.size)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.name == "bert" and sizes["hidden"] % sizes["heads"]:
+        parser.error("bert: hidden must be a multiple of heads")
+    text = GENERATED[args.name][0](args.dtype, **sizes)
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    problem = cli.output_problem(args.output)
+    if problem:
+        parser.error(problem)
+    with open(args.output, "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    from tofu import cli as _cli
+    _cli.run_main(main)

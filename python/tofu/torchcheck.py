@@ -138,14 +138,10 @@ def check(name, options, tofu_opt, tofu_run, ranks, optimizer="adam",
     rtol = rtol if rtol is not None else (1e-9 if dtype == "f64" else 1e-4)
     momentum, betas, eps = 0.9, (0.9, 0.999), 1e-8
     if export:
-        source, autodiff, builder = exports.EXPORTS[name]
+        # `options`: the sizes of a generated export (KEY=VALUE strings).
+        forward, passes, builder = exports.prepare(name, dtype, options)
         canonical = name
-        with open(source) as f:
-            forward = f.read()
         twin = builder(torch, dtype)
-        # The exports are f32.
-        passes = ([f"--tofu-convert-float-type=from=f32 to={dtype}"]
-                  if dtype != "f32" else []) + [f"--tofu-autodiff={autodiff}"]
     else:
         canonical, values = twins.resolve(name, options)
         b, loss = models.build(canonical, dtype, **values)
@@ -216,7 +212,9 @@ def main(argv=None):
                          "sgd|momentum|adam --ranks 1,2,4 --dtype f64|f32\n"
                          f"       {prog} --export NAME [same options]\n"
                          f"models: {', '.join(twins.TWIN_MODELS)}; exports: "
-                         f"{', '.join(sorted(exports.EXPORTS))}\n")
+                         f"{', '.join(sorted(exports.EXPORTS))}, and at any "
+                         f"size (--size KEY=VALUE) "
+                         f"{', '.join(sorted(exports.GENERATED))}\n")
         return 2
 
     def extra(parser):
@@ -235,11 +233,23 @@ def main(argv=None):
 
     if argv[0] == "--export":
         parser = argparse.ArgumentParser(prog=f"{prog} --export")
-        parser.add_argument("name", choices=sorted(exports.EXPORTS))
+        parser.add_argument("name", choices=sorted(exports.EXPORTS) +
+                            sorted(exports.GENERATED))
+        parser.add_argument("--size", action="append", default=[],
+                            metavar="KEY=VALUE",
+                            help="a size of a generated export "
+                            "(python3 -m tofu.exports --help)")
         parser.add_argument("--dtype", choices=["f32", "f64"], default="f64")
         extra(parser)
         args = parser.parse_args(argv[1:])
-        ok = check(args.name, {}, args.tofu_opt, args.tofu_run,
+        if args.size and args.name not in exports.GENERATED:
+            parser.error(f"--size: {args.name} is a file of fixed sizes")
+        try:
+            if args.name in exports.GENERATED:
+                exports.sizes_of(args.name, args.size)
+        except ValueError as err:
+            parser.error(str(err))
+        ok = check(args.name, args.size, args.tofu_opt, args.tofu_run,
                    [int(k) for k in args.ranks.split(",")], args.optimizer,
                    args.dtype, args.train_steps, args.lr, args.rtol, args.seed,
                    args.mpiexec, export=True)

@@ -6,9 +6,9 @@
 // it; and that an exporter's result attributes stay on the loss.
 
 // CHECK-LABEL: func.func @weights_first_train(
-// CHECK-SAME:    %{{.*}}: tensor<6x8xf32> {tofu.weight},
-// CHECK-SAME:    %{{.*}}: tensor<6xf32> {tofu.weight},
-// CHECK-SAME:    %{{.*}}: tensor<2x8xf32>,
+// CHECK-SAME:    %{{.*}}: tensor<6x8xf32> {tofu.name = "w", tofu.weight},
+// CHECK-SAME:    %{{.*}}: tensor<6xf32> {tofu.name = "b", tofu.weight},
+// CHECK-SAME:    %{{.*}}: tensor<2x8xf32> {tofu.name = "x"},
 // CHECK-SAME:    %{{.*}}: tensor<2x6xf32> {tofu.input, tofu.name = "labels"})
 // CHECK-SAME:    -> (tensor<f32> {jax.result_info = "result[0]", tofu.loss}, tensor<6x8xf32> {tofu.grad_of_arg = 0 : i64}, tensor<6xf32> {tofu.grad_of_arg = 1 : i64})
 // expected-remark @+1 {{tofu-autodiff: '@weights_first': weights: w (arg0), b (arg1); data: x (arg2), labels (arg3)}}
@@ -35,8 +35,8 @@ func.func @weights_first(%w: tensor<6x8xf32>, %b: tensor<6xf32>,
 // weights and the data).
 
 // CHECK-LABEL: func.func @data_first_train(
-// CHECK-SAME:    %{{.*}}: tensor<2x8xf32>,
-// CHECK-SAME:    %{{.*}}: tensor<8x2xf32> {tofu.weight},
+// CHECK-SAME:    %{{.*}}: tensor<2x8xf32> {tofu.name = "x"},
+// CHECK-SAME:    %{{.*}}: tensor<8x2xf32> {tofu.name = "w", tofu.weight},
 // expected-remark @+1 {{tofu-autodiff: '@data_first': weights: w (arg1); data: x (arg0), labels (arg2)}}
 func.func @data_first(%x: tensor<2x8xf32>, %w: tensor<8x2xf32>) -> tensor<2x2xf32> {
   %z = arith.constant 0.0 : f32

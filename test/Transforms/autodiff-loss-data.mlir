@@ -11,8 +11,8 @@
 // REMARK: remark: tofu-autodiff: '@forward': weights: w0 (arg1), b0 (arg2), w1 (arg3), b1 (arg4); data: x (arg0), target (arg5) read only by the loss
 
 // CHECK-LABEL: func.func @forward_train(
-// CHECK-SAME: %arg4: tensor<3xf32> {tofu.tiling = [{{[^]]*}}], tofu.weight},
-// CHECK-SAME: %arg5: tensor<4x3xf32> {tofu.tiling = [{{[^]]*}}]}) ->
+// CHECK-SAME: %arg4: tensor<3xf32> {tofu.name = "b1", tofu.tiling = [{{[^]]*}}], tofu.weight},
+// CHECK-SAME: %arg5: tensor<4x3xf32> {tofu.name = "target", tofu.tiling = [{{[^]]*}}]}) ->
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #map1 = affine_map<(d0, d1) -> (d1)>

@@ -7,11 +7,11 @@
 // named by SSA name, name location or tofu.name.
 
 // ALL-LABEL: func.func @named_loss_train
-// ALL-SAME:    %{{.*}}: tensor<4xf32>,
-// ALL-SAME:    %{{.*}}: tensor<4xf32> {tofu.weight},
+// ALL-SAME:    %{{.*}}: tensor<4xf32> {tofu.name = "x"},
+// ALL-SAME:    %{{.*}}: tensor<4xf32> {tofu.name = "w", tofu.weight},
 // ALL-SAME:    %{{.*}}: tensor<4xf32> {tofu.name = "b", tofu.weight},
-// ALL-SAME:    %{{.*}}: tensor<4xi32>,
-// ALL-SAME:    %{{.*}}: tensor<4xf32> {tofu.input})
+// ALL-SAME:    %{{.*}}: tensor<4xi32> {tofu.name = "ids"},
+// ALL-SAME:    %{{.*}}: tensor<4xf32> {tofu.input, tofu.name = "t"})
 // ALL-SAME:    -> (tensor<f32> {tofu.loss}, tensor<4xf32> {tofu.grad_of_arg = 1 : i64}, tensor<4xf32> {tofu.grad_of_arg = 2 : i64})
 // NAMED-LABEL: func.func @named_loss_train
 // NAMED-SAME:    -> (tensor<f32> {tofu.loss}, tensor<4xf32> {tofu.grad_of_arg = 1 : i64}, tensor<4xf32> {tofu.grad_of_arg = 2 : i64})

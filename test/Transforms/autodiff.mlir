@@ -2,7 +2,7 @@
 
 // y = x * w (broadcast over rows), w used twice: loss = sum(y) + sum(w).
 // CHECK-LABEL: func.func @f_train(
-// CHECK-SAME: %[[X:.*]]: tensor<2x3xf32>, %[[W:.*]]: tensor<3xf32> {tofu.weight})
+// CHECK-SAME: %[[X:arg[0-9]+]]: tensor<2x3xf32> {tofu.name = "x"}, %[[W:arg[0-9]+]]: tensor<3xf32> {tofu.name = "w", tofu.weight})
 // CHECK-SAME: -> (tensor<f32> {tofu.loss}, tensor<3xf32> {tofu.grad_of_arg = 1 : i64})
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : {{.*}}) {{.*}}tofu.op_id = 1
 // CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[Y]] : {{.*}}) {{.*}}tofu.op_id = 5

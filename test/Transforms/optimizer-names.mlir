@@ -1,9 +1,10 @@
-// RUN: tofu-opt %s --tofu-autodiff --tofu-optimizer="kind=adam lr=0.5" | FileCheck %s --check-prefix=ADAM
-// RUN: tofu-opt %s --tofu-autodiff --tofu-optimizer="kind=momentum lr=0.5" | FileCheck %s --check-prefix=MOMENTUM
-// RUN: tofu-opt %s --tofu-autodiff --tofu-optimizer="kind=sgd lr=0.25 lr-arg=1" | FileCheck %s --check-prefix=LRARG
+// RUN: tofu-opt --tofu-autodiff --tofu-optimizer="kind=adam lr=0.5" < %s | FileCheck %s --check-prefix=ADAM
+// RUN: tofu-opt --tofu-autodiff --tofu-optimizer="kind=momentum lr=0.5" < %s | FileCheck %s --check-prefix=MOMENTUM
+// RUN: tofu-opt --tofu-autodiff --tofu-optimizer="kind=sgd lr=0.25 lr-arg=1" < %s | FileCheck %s --check-prefix=LRARG
 
 // Tests that tofu-optimizer names every state argument after its weight
-// (its tofu.name, else arg<N>) and torch.optim's state keys, and that
+// (its tofu.name, else arg<N>: read from stdin, %v has no name) and
+// torch.optim's state keys, and that
 // lr-arg makes the learning rate a 0-d argument that the update reads
 // instead of a constant.
 

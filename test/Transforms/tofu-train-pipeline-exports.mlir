@@ -6,7 +6,7 @@
 // exports leave it) once they are linalg.generics.
 
 // CHECK-LABEL: func.func @forward_train(
-// CHECK-SAME:    %{{.*}}: tensor<4x3xf32> {tofu.tiling = [{{.*}}]},
+// CHECK-SAME:    %{{.*}}: tensor<4x3xf32> {tofu.name = "x", tofu.tiling = [{{.*}}]},
 // CHECK-SAME:    %{{.*}}: tensor<3x2xf32> {tofu.name = "const0", tofu.tiling = [{{.*}}], tofu.weight},
 // CHECK-SAME:    %{{.*}}: tensor<4x2xf32> {tofu.input, tofu.name = "labels", tofu.tiling = [{{.*}}]})
 // CHECK-SAME:    -> (tensor<f32> {tofu.loss}, tensor<3x2xf32> {tofu.updated_arg = 1 : i64})

@@ -15,8 +15,8 @@
 
 // CHECK-NOT:   func.func private @relu
 // CHECK-LABEL: func.func @forward_train(
-// CHECK-SAME:    %{{.*}}: tensor<16x8xf32> {tofu.tiling = [{{.*}}]},
-// CHECK-SAME:    %{{.*}}: tensor<8x4xf32> {tofu.tiling = [{{.*}}], tofu.weight},
+// CHECK-SAME:    %{{.*}}: tensor<16x8xf32> {tofu.name = "x", tofu.tiling = [{{.*}}]},
+// CHECK-SAME:    %{{.*}}: tensor<8x4xf32> {tofu.name = "w", tofu.tiling = [{{.*}}], tofu.weight},
 // CHECK-SAME:    %{{.*}}: tensor<16x4xf32> {tofu.input, tofu.name = "labels", tofu.tiling = [{{.*}}]})
 // CHECK-SAME:    -> (tensor<f32> {tofu.loss}, tensor<8x4xf32> {tofu.updated_arg = 1 : i64})
 // CHECK-SAME:    tofu.plan

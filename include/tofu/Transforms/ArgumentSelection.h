@@ -25,6 +25,13 @@ namespace tofu {
 /// location.
 std::string getArgumentName(mlir::func::FuncOp func, unsigned index);
 
+/// Gives every argument of `func` without a `tofu.name` the name that
+/// getArgumentName finds (an exporter's name location, or the SSA name in
+/// the source file), so that the name outlives the source's locations: the
+/// training driver names the tensors of weight, data and checkpoint files
+/// after it. A name that two arguments share is left out.
+void recordArgumentNames(mlir::func::FuncOp func);
+
 /// The index of the argument of `func` that `entry` names: a decimal index
 /// or a name. std::nullopt, with an error that says what is available, if
 /// there is none. `what` names the option in the message ("weight").

@@ -10,10 +10,10 @@
 
 // CHECK: cost-model bytes: 33288 (
 // CHECK-LABEL: func.func @bert_embed_train
-// CHECK-SAME: %arg0: tensor<4x8xi64> {tofu.tiling = ["cut(0)"]}
-// CHECK-SAME: %arg1: tensor<30000x64xf32> {tofu.tiling = ["cut(1)"], tofu.weight}
-// CHECK-SAME: %arg4: tensor<30000x64xf32> {tofu.name = "arg1.exp_avg", tofu.state_of = 1 : i64, tofu.tiling = ["cut(1)"]}
-// CHECK-SAME: %arg5: tensor<30000x64xf32> {tofu.name = "arg1.exp_avg_sq", tofu.state_of = 1 : i64, tofu.tiling = ["cut(1)"]}
+// CHECK-SAME: %arg0: tensor<4x8xi64> {tofu.name = "ids", tofu.tiling = ["cut(0)"]}
+// CHECK-SAME: %arg1: tensor<30000x64xf32> {tofu.name = "table", tofu.tiling = ["cut(1)"], tofu.weight}
+// CHECK-SAME: %arg4: tensor<30000x64xf32> {tofu.name = "table.exp_avg", tofu.state_of = 1 : i64, tofu.tiling = ["cut(1)"]}
+// CHECK-SAME: %arg5: tensor<30000x64xf32> {tofu.name = "table.exp_avg_sq", tofu.state_of = 1 : i64, tofu.tiling = ["cut(1)"]}
 // CHECK: linalg.generic
 // CHECK-SAME: tdl.desc = #tdl.desc<(in0, init0, cap0) -> (d0, d1, d2) = cap0[opaque(index_cast(in0[d0, d1])), d2]>
 // DP: cost-model bytes: 7717128 (
