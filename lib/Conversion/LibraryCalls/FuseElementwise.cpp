@@ -299,17 +299,23 @@ struct TofuFuseElementwisePass
   using Base::Base;
   void runOnOperation() override {
     // Sums into products and slices first, before fusion merges the sums'
-    // chain. A chain of T sums (a gradient summed over T time steps) may
-    // take T rounds of the driver; each rewrite removes a linalg.generic
+    // chain; permuting copies that products read or make folded into the
+    // products' maps. A chain of T sums (a gradient summed over T time steps)
+    // may take T rounds of the driver; each rewrite removes a linalg.generic
     // and creates none, so no limit is needed.
     RewritePatternSet accumulations(&getContext());
     accumulations.add<AccumulateIntoProduct, SumOfDisjointSlices>(
         &getContext());
+    tofu::populatePermutedOperandPatterns(accumulations);
     applyToSteps(std::move(accumulations),
                  GreedyRewriteConfig().setMaxIterations(
                      GreedyRewriteConfig::kNoLimit));
     RewritePatternSet patterns(&getContext());
     patterns.add<DropZeroAccumulation>(&getContext());
+    // Again: tofu-autodiff's gradient of a transpose accumulates into a
+    // zero fill, a permuting copy only once DropZeroAccumulation has made
+    // it a map (and folding has dropped its product by 1.0).
+    tofu::populatePermutedOperandPatterns(patterns);
     bool fuseIntoAll = duplicate;
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [fuseIntoAll](OpOperand *operand) {

@@ -79,6 +79,30 @@ Type tofu::getLibraryElementType(linalg::LinalgOp op) {
   return element;
 }
 
+/// gemm::matchGemmPattern on indexing maps and iterators.
+static std::optional<tofu::gemm::GemmPattern>
+matchGemmLoops(ArrayRef<AffineMap> maps,
+               ArrayRef<utils::IteratorType> iterators) {
+  std::vector<std::vector<unsigned>> operandLoops;
+  for (AffineMap map : maps) {
+    if (map.getNumDims() != iterators.size() ||
+        !map.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return std::nullopt;
+    std::vector<unsigned> &loops = operandLoops.emplace_back();
+    for (AffineExpr e : map.getResults())
+      loops.push_back(cast<AffineDimExpr>(e).getPosition());
+  }
+  std::vector<bool> parallel;
+  for (utils::IteratorType t : iterators)
+    parallel.push_back(t == utils::IteratorType::parallel);
+  return tofu::gemm::matchGemmPattern(iterators.size(), parallel, operandLoops);
+}
+
+bool tofu::hasGemmLoops(ArrayRef<AffineMap> maps,
+                        ArrayRef<utils::IteratorType> iterators) {
+  return matchGemmLoops(maps, iterators).has_value();
+}
+
 std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op->getNumRegions() != 1 || op.hasIndexSemantics())
@@ -86,20 +110,8 @@ std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   Type element = getLibraryElementType(op);
   if (!element || !isMultiplyAccumulate(op))
     return std::nullopt;
-
-  std::vector<std::vector<unsigned>> operandLoops;
-  for (AffineMap map : op.getIndexingMapsArray()) {
-    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
-      return std::nullopt;
-    std::vector<unsigned> &loops = operandLoops.emplace_back();
-    for (AffineExpr e : map.getResults())
-      loops.push_back(cast<AffineDimExpr>(e).getPosition());
-  }
-  std::vector<bool> parallel;
-  for (utils::IteratorType t : op.getIteratorTypesArray())
-    parallel.push_back(t == utils::IteratorType::parallel);
   std::optional<gemm::GemmPattern> pattern =
-      gemm::matchGemmPattern(op.getNumLoops(), parallel, operandLoops);
+      matchGemmLoops(op.getIndexingMapsArray(), op.getIteratorTypesArray());
   if (!pattern)
     return std::nullopt;
   GemmMatch match;

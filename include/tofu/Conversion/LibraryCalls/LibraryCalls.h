@@ -23,6 +23,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 #include <optional>
@@ -77,6 +78,20 @@ struct GemmMatch {
 /// dimension of the call where each operand holds it contiguously; the
 /// lowering checks that on the buffers' strides.
 std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
+
+/// Whether a multiply-accumulate op with these indexing maps (A, B, C) and
+/// iterators would be a GEMM by matchGemm's rule on its maps.
+bool hasGemmLoops(llvm::ArrayRef<mlir::AffineMap> maps,
+                  llvm::ArrayRef<mlir::utils::IteratorType> iterators);
+
+/// Adds the patterns that let GEMMs read and write permuted tensors in
+/// place (PermutedOperands.cpp): a permuting copy (linalg.transpose, or a
+/// generic that copies its input along a permutation) that a GEMM reads
+/// becomes the GEMM's map of the copy's source, and a permuting copy of a
+/// GEMM's result that is the product's only use becomes the GEMM writing
+/// the permuted result. Library calls take strided operands, so each fold
+/// saves a pass over the tensor.
+void populatePermutedOperandPatterns(mlir::RewritePatternSet &patterns);
 
 /// Whether `op` is a GEMM or a convolution by the matchers, whatever its
 /// element type: the ops that element-wise fusion leaves whole, so that
