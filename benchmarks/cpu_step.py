@@ -329,6 +329,15 @@ def _torch_rank(rank, job, port, queue):
         from torch.nn.parallel import DistributedDataParallel
         net = DistributedDataParallel(twin)
     opt = torch.optim.Adam(twin.parameters(), lr=LR)
+    return train_and_report(torch, net, opt, data, job, ranks, rank, queue)
+
+
+def train_and_report(torch, net, opt, data, job, ranks, rank, queue):
+    """Times job["warmup"] + job["steps"] steps of `net` on `data` (the
+    ranks in step, a barrier before each); the result, {ms: the median of
+    the timed steps, loss0: the global loss of step 0}, is returned with
+    one rank, else put on `queue` by rank 0 before the rank exits."""
+    import torch.distributed as dist
     times, loss0 = [], None
     for s in range(job["warmup"] + job["steps"]):
         if ranks > 1:
@@ -363,10 +372,14 @@ def _torch_rank(rank, job, port, queue):
     os._exit(0)
 
 
-def torch_worker(job_text):
+def torch_worker(job_text, rank_main=None):
+    """Runs a job of the PyTorch side: `rank_main(rank, job, port, queue)`
+    (default this file's _torch_rank) on one rank, or on job["ranks"]
+    spawned processes; prints its result as one JSON line."""
+    rank_main = rank_main or _torch_rank
     job = json.loads(job_text)
     if job["ranks"] == 1:
-        print(json.dumps(_torch_rank(0, job, None, None)))
+        print(json.dumps(rank_main(0, job, None, None)))
         return 0
     import socket
     import torch.multiprocessing as mp
@@ -375,7 +388,7 @@ def torch_worker(job_text):
         port = s.getsockname()[1]
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
-    mp.spawn(_torch_rank, args=(job, port, queue), nprocs=job["ranks"],
+    mp.spawn(rank_main, args=(job, port, queue), nprocs=job["ranks"],
              join=True)
     print(json.dumps(queue.get()))
     return 0

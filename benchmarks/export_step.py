@@ -127,53 +127,15 @@ def _torch_rank(rank, job, port, queue):
         from torch.nn.parallel import DistributedDataParallel
         net = DistributedDataParallel(twin)
     opt = torch.optim.Adam(twin.parameters(), lr=LR)
-    times, loss0 = [], None
-    for s in range(job["warmup"] + job["steps"]):
-        if ranks > 1:
-            dist.barrier()
-        start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        loss = net(*batch)
-        loss.backward()
-        opt.step()
-        times.append(time.perf_counter() - start)
-        if s == 0:
-            loss0 = loss.item()
-    if ranks > 1:
-        t = torch.tensor([loss0])
-        dist.all_reduce(t)
-        loss0 = t.item() / ranks
-    timed = sorted(times[job["warmup"]:])
-    n = len(timed)
-    median = timed[n // 2] if n % 2 else 0.5 * (timed[n // 2 - 1] + timed[n // 2])
-    result = dict(ms=1e3 * median, loss0=loss0, torch=torch.__version__)
-    if queue is None:
-        return result
-    if rank == 0:
-        queue.put(result)
-    # As in cpu_step.py: leave without the gloo group's teardown.
-    sys.stdout.flush()
-    os._exit(0)
+    return cpu_step.train_and_report(torch, net, opt, batch, job, ranks, rank,
+                                     queue)
 
 
 def torch_worker(job_text):
-    job = json.loads(job_text)
-    if job.get("files"):
-        print(json.dumps(_make_files(job)))
+    if json.loads(job_text).get("files"):
+        print(json.dumps(_make_files(json.loads(job_text))))
         return 0
-    if job["ranks"] == 1:
-        print(json.dumps(_torch_rank(0, job, None, None)))
-        return 0
-    import socket
-    import torch.multiprocessing as mp
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    queue = mp.get_context("spawn").SimpleQueue()
-    mp.spawn(_torch_rank, args=(job, port, queue), nprocs=job["ranks"],
-             join=True)
-    print(json.dumps(queue.get()))
-    return 0
+    return cpu_step.torch_worker(job_text, _torch_rank)
 
 
 # -- one export ----------------------------------------------------------------------
