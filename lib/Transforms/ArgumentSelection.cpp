@@ -87,6 +87,15 @@ std::string tofu::getArgumentName(func::FuncOp func, unsigned index) {
   return name;
 }
 
+/// Whether `name` is one that the training files give something else: the
+/// name of an argument without one (`arg<N>`), the optimizer's
+/// (`optimizer.*`) or safetensors' header entry.
+static bool isReservedFileName(StringRef name) {
+  return (name.starts_with("arg") &&
+          llvm::all_of(name.drop_front(3), llvm::isDigit) && name.size() > 3) ||
+         name.starts_with("optimizer.") || name == "__metadata__";
+}
+
 void tofu::recordArgumentNames(func::FuncOp func) {
   unsigned numArgs = func.getNumArguments();
   SmallVector<std::string> names;
@@ -99,7 +108,7 @@ void tofu::recordArgumentNames(func::FuncOp func) {
   Builder b(func.getContext());
   for (unsigned i = 0; i < numArgs; ++i)
     if (!names[i].empty() && uses[names[i]] == 1 &&
-        !func.getArgAttr(i, attrs::kName))
+        !isReservedFileName(names[i]) && !func.getArgAttr(i, attrs::kName))
       func.setArgAttr(i, attrs::kName, b.getStringAttr(names[i]));
 }
 

@@ -29,7 +29,9 @@ std::string getArgumentName(mlir::func::FuncOp func, unsigned index);
 /// getArgumentName finds (an exporter's name location, or the SSA name in
 /// the source file), so that the name outlives the source's locations: the
 /// training driver names the tensors of weight, data and checkpoint files
-/// after it. A name that two arguments share is left out.
+/// after it. A name that two arguments share is left out, and so are the
+/// names the files give something else: `arg<N>` (an argument without a
+/// name), `optimizer.*` and `__metadata__`.
 void recordArgumentNames(mlir::func::FuncOp func);
 
 /// The index of the argument of `func` that `entry` names: a decimal index

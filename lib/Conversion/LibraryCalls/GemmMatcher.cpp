@@ -98,9 +98,18 @@ matchGemmLoops(ArrayRef<AffineMap> maps,
   return tofu::gemm::matchGemmPattern(iterators.size(), parallel, operandLoops);
 }
 
-bool tofu::hasGemmLoops(ArrayRef<AffineMap> maps,
-                        ArrayRef<utils::IteratorType> iterators) {
-  return matchGemmLoops(maps, iterators).has_value();
+bool tofu::hasContiguousGemmLayout(ArrayRef<AffineMap> maps,
+                                   ArrayRef<utils::IteratorType> iterators) {
+  std::optional<gemm::GemmPattern> pattern = matchGemmLoops(maps, iterators);
+  if (!pattern)
+    return false;
+  return llvm::all_of(maps, [&](AffineMap map) {
+    if (map.getNumResults() == 0)
+      return false;
+    unsigned innermost =
+        cast<AffineDimExpr>(map.getResults().back()).getPosition();
+    return !llvm::is_contained(pattern->batchLoops, innermost);
+  });
 }
 
 std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {

@@ -280,19 +280,35 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
     return;
   }
   // Each operand must be one the runtime's plan takes: settled by the
-  // types, or checked with the groups at run time.
+  // types, or checked at run time with the groups, and where the operand's
+  // innermost dimension is a batch loop (a contiguous buffer then has no
+  // unit-stride matrix dimension: `ikb,kjb->bij` on function arguments,
+  // whose strides are known only at run time).
+  auto batchInnermost = [&](AffineMap map) {
+    return map.getNumResults() > 0 &&
+           llvm::is_contained(
+               match.batchLoops,
+               cast<AffineDimExpr>(map.getResults().back()).getPosition());
+  };
+  AffineMap operandMaps[] = {maps[match.lhsInput], maps[match.rhsInput],
+                             maps[2]};
+  CallOperand operands[] = {CallOperand{gm, gk, 1, 0},
+                            CallOperand{gk, gn, 1, 1},
+                            CallOperand{gm, gn, 0, 0}};
+  std::optional<bool> usable[3];
   bool checked = !conditions.empty();
-  for (CallOperand x : {CallOperand{gm, gk, 1, 0}, CallOperand{gk, gn, 1, 1},
-                        CallOperand{gm, gn, 0, 0}}) {
-    std::optional<bool> usable = isUsableStatically(x);
-    if (usable == false) {
+  for (unsigned i = 0; i < 3; ++i) {
+    usable[i] = isUsableStatically(operands[i]);
+    if (usable[i] == false) {
       LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
                               << " stays loops: no BLAS operand\n");
       return;
     }
-    if (!usable && checked)
-      conditions.push_back(isUsableAtRunTime(b, loc, x));
+    checked |= !usable[i] && batchInnermost(operandMaps[i]);
   }
+  for (unsigned i = 0; i < 3; ++i)
+    if (!usable[i] && checked)
+      conditions.push_back(isUsableAtRunTime(b, loc, operands[i]));
   Value m = gm.size, n = gn.size, k = gk.size;
   linalg::FillOp fill = getZeroFillBefore(op, c);
   float beta = fill ? 0.0f : 1.0f;

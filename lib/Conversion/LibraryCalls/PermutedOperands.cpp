@@ -7,6 +7,9 @@
 // copy is needed: the product reads W, and writes its gradient, along the
 // permuted map. Each copy of a 1024 x 1024 weight, a strided pass over 4 MB
 // in generated loops, cost more than the product's own share of the step.
+// A fold is made only where every operand keeps a unit-stride matrix
+// dimension (hasContiguousGemmLayout): a permutation that puts a batch loop
+// innermost would leave the product no BLAS operand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +47,8 @@ std::optional<std::pair<Value, AffineMap>> permutedSource(Value v) {
 }
 
 /// A multiply-accumulate linalg.generic like `like` (its iterators and
-/// discardable attributes) on new operands and maps.
+/// its tofu tags, such as tofu.op_id; not its TDL description, which
+/// describes the old operands) on new operands and maps.
 linalg::GenericOp buildProduct(PatternRewriter &rewriter, linalg::LinalgOp like,
                                ValueRange inputs, Value init,
                                ArrayRef<AffineMap> maps) {
@@ -57,7 +61,8 @@ linalg::GenericOp buildProduct(PatternRewriter &rewriter, linalg::LinalgOp like,
         linalg::YieldOp::create(b, loc, sum);
       });
   for (NamedAttribute attr : like->getDiscardableAttrs())
-    product->setAttr(attr.getName(), attr.getValue());
+    if (attr.getName().getValue().starts_with("tofu."))
+      product->setAttr(attr.getName(), attr.getValue());
   return product;
 }
 
@@ -78,7 +83,7 @@ struct PermutedInputIntoProduct : OpInterfaceRewritePattern<linalg::LinalgOp> {
         continue;
       SmallVector<AffineMap> folded = maps;
       folded[i] = source->second.compose(maps[i]);
-      if (!tofu::hasGemmLoops(folded, op.getIteratorTypesArray()))
+      if (!tofu::hasContiguousGemmLayout(folded, op.getIteratorTypesArray()))
         continue;
       maps = std::move(folded);
       inputs[i] = source->first;
@@ -117,7 +122,7 @@ struct PermutedResultOfProduct : OpInterfaceRewritePattern<linalg::LinalgOp> {
     // inverse(source) of their index into the product's result.
     SmallVector<AffineMap> maps = product.getIndexingMapsArray();
     maps[2] = inversePermutation(source->second).compose(maps[2]);
-    if (!tofu::hasGemmLoops(maps, product.getIteratorTypesArray()))
+    if (!tofu::hasContiguousGemmLayout(maps, product.getIteratorTypesArray()))
       return failure();
     rewriter.setInsertionPoint(copy);
     Value zero = linalg::FillOp::create(rewriter, fill.getLoc(), fill.value(),

@@ -121,3 +121,57 @@ func.func @kept(%x: tensor<4x8xf32>, %dy: tensor<4x16xf32>, %acc: tensor<8x16xf3
   %h = linalg.transpose ins(%ht : tensor<8x16xf32>) outs(%e2 : tensor<16x8xf32>) permutation = [1, 0]
   return %g, %gt, %h : tensor<16x8xf32>, tensor<8x16xf32>, tensor<16x8xf32>
 }
+
+// -----
+
+// Tests that no copy folds where the product would then hold a batch loop as
+// an operand's innermost dimension: a contiguous operand would have no
+// unit-stride matrix dimension for the library to take.
+
+// CHECK-LABEL: func.func @batch_innermost_input
+// CHECK:         %[[A:.*]] = linalg.transpose
+// CHECK:         linalg.batch_matmul ins(%[[A]], %arg1
+func.func @batch_innermost_input(%s: tensor<4x3x2xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x3xf32>
+  %a = linalg.transpose ins(%s : tensor<4x3x2xf32>) outs(%e : tensor<2x4x3xf32>) permutation = [2, 0, 1]
+  %e2 = tensor.empty() : tensor<2x4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %y = linalg.batch_matmul ins(%a, %b : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%z : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  return %y : tensor<2x4x5xf32>
+}
+
+// CHECK-LABEL: func.func @batch_innermost_result
+// CHECK:         %[[Y:.*]] = linalg.batch_matmul
+// CHECK:         linalg.transpose ins(%[[Y]]
+func.func @batch_innermost_result(%a: tensor<2x4x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<4x5x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %y = linalg.batch_matmul ins(%a, %b : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%z : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %e = tensor.empty() : tensor<4x5x2xf32>
+  %t = linalg.transpose ins(%y : tensor<2x4x5xf32>) outs(%e : tensor<4x5x2xf32>) permutation = [1, 2, 0]
+  return %t : tensor<4x5x2xf32>
+}
+
+// -----
+
+// Tests that a batched product reads a copy that swaps its matrix dimensions
+// (Q K^T of attention, K stored as (batch, seq, dim)) from its source: the
+// batch stays the outermost dimension of every operand.
+
+// CHECK-DAG: #[[BIK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[BJK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[BIJ:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @swapped_matrix_dimensions
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[BIK]], #[[BJK]], #[[BIJ]]], {{.*}} ins(%arg0, %arg1 : tensor<2x4x3xf32>, tensor<2x5x3xf32>)
+func.func @swapped_matrix_dimensions(%q: tensor<2x4x3xf32>, %k: tensor<2x5x3xf32>) -> tensor<2x4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x5xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x5x3xf32>) outs(%e : tensor<2x3x5xf32>) permutation = [0, 2, 1]
+  %e2 = tensor.empty() : tensor<2x4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %y = linalg.batch_matmul ins(%q, %kt : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%z : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  return %y : tensor<2x4x5xf32>
+}

@@ -80,9 +80,13 @@ struct GemmMatch {
 std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
 
 /// Whether a multiply-accumulate op with these indexing maps (A, B, C) and
-/// iterators would be a GEMM by matchGemm's rule on its maps.
-bool hasGemmLoops(llvm::ArrayRef<mlir::AffineMap> maps,
-                  llvm::ArrayRef<mlir::utils::IteratorType> iterators);
+/// iterators would be a GEMM by matchGemm's rule on its maps whose operands,
+/// stored contiguously, are BLAS operands: the innermost dimension of each
+/// is a loop of one of its groups, not a batch loop (it must have a unit
+/// stride).
+bool hasContiguousGemmLayout(
+    llvm::ArrayRef<mlir::AffineMap> maps,
+    llvm::ArrayRef<mlir::utils::IteratorType> iterators);
 
 /// Adds the patterns that let GEMMs read and write permuted tensors in
 /// place (PermutedOperands.cpp): a permuting copy (linalg.transpose, or a
