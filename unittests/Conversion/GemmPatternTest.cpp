@@ -81,8 +81,32 @@ TEST(GemmPattern, BroadcastOnlyWhereTheGroupsAreNotContiguous) {
   // X(c, n, h, w).
   EXPECT_FALSE(matchGemmPattern(5, {P, P, P, P, R},
                                 {{4, 0, 2, 3}, {1, 4}, {0, 1, 2, 3}}));
-  // Nor of a reduction (the filter gradient sums over the images).
+}
+
+TEST(GemmPattern, AccumulatesOverTheImagesOfA1x1FilterGradient) {
+  // dW(f, c) += dY(n, f, h, w) * X(n, c, h, w): loops (n, f, c, h, w). K =
+  // (n, h, w) is not one dimension of dY; n, the outermost dimension of
+  // both inputs and a reduction, becomes an accumulation loop (one product
+  // per image added into dW) and K = (h, w).
+  auto match = matchGemmPattern(5, {R, P, P, R, R},
+                                {{0, 1, 3, 4}, {0, 2, 3, 4}, {1, 2}});
+  ASSERT_TRUE(match);
+  EXPECT_TRUE(match->batchLoops.empty());
+  EXPECT_EQ(match->accumulateLoops, (std::vector<unsigned>{0}));
+  EXPECT_EQ(match->mLoops, (std::vector<unsigned>{1}));
+  EXPECT_EQ(match->nLoops, (std::vector<unsigned>{2}));
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{3, 4}));
+  // Products whose K is contiguous keep it whole: the weight gradient of a
+  // linear layer over (batch, tokens) sums both in one call.
+  match = matchGemmPattern(4, {P, P, R, R}, {{2, 3, 0}, {2, 3, 1}, {0, 1}});
+  ASSERT_TRUE(match);
+  EXPECT_TRUE(match->accumulateLoops.empty());
+  EXPECT_EQ(match->kLoops, (std::vector<unsigned>{2, 3}));
+  // Not a loop that is the outermost dimension of one input only.
   EXPECT_FALSE(matchGemmPattern(5, {R, P, P, R, R},
+                                {{1, 0, 3, 4}, {0, 2, 3, 4}, {1, 2}}));
+  // Nor a parallel loop that C does not hold (no product at all).
+  EXPECT_FALSE(matchGemmPattern(5, {P, P, P, R, R},
                                 {{0, 1, 3, 4}, {0, 2, 3, 4}, {1, 2}}));
 }
 
@@ -154,9 +178,10 @@ TEST(GemmPattern, RefusesGroupsThatDoNotCollapse) {
   // N = (g, h) not adjacent in C: C(g, b, h).
   EXPECT_FALSE(
       matchGemmPattern(4, {P, P, P, R}, {{0, 3}, {3, 1, 2}, {1, 0, 2}}));
-  // K = (k0, k1) split by M in A: A(k0, m, k1).
+  // K = (k0, k1) split by M in A, A(k0, m, k1), and held as (k1, k0) by
+  // B (k0 is no accumulation loop: B does not lead with it).
   EXPECT_FALSE(
-      matchGemmPattern(4, {P, P, R, R}, {{2, 0, 3}, {2, 3, 1}, {0, 1}}));
+      matchGemmPattern(4, {P, P, R, R}, {{2, 0, 3}, {3, 2, 1}, {0, 1}}));
   // A reduction that indexes the output, and an empty N.
   EXPECT_FALSE(matchGemmPattern(3, {P, R, R}, {{0, 2}, {2, 1}, {0, 1}}));
   EXPECT_FALSE(matchGemmPattern(3, {P, P, R}, {{0, 1, 2}, {2}, {0, 1}}));

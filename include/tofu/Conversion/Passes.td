@@ -228,16 +228,18 @@ def TofuCPUUnitWindows
   let summary = "1x1 convolutions with unit strides as products batched "
                 "over the images";
   let description = [{
-    A forward convolution or data gradient (the shared convolution matcher)
-    on tensors of static shapes whose window is one element with unit
-    strides becomes a `linalg.generic` product of the filter, collapsed to
-    F x C, and the images: `nchw,fc->nfhw`, `fc,nfhw->nchw` (the same
-    multiply-accumulate, the images' loop a batch that the filter does not
-    hold). `convert-tofu-to-cpu` makes it one OpenBLAS call per image: in
-    the benchmark's Wide ResNet on an Intel Xeon, 68 ms per step where
-    oneDNN's 1x1 kernels took about 97 (docs/cpu.md). The filter gradient, whose sum runs over the images and
-    the pixels, stays a convolution. `tofu-cpu-pipeline` runs it before
-    bufferization; functions tagged `tofu.driver` are left alone.
+    A convolution or gradient (the shared convolution matcher) on tensors of
+    static shapes whose window is one element with unit strides becomes a
+    `linalg.generic` product of the filter, collapsed to F x C, and the
+    images: `nchw,fc->nfhw`, `fc,nfhw->nchw` (the same multiply-accumulate,
+    the images' loop a batch that the filter does not hold) and, for the
+    filter gradient, `nfhw,nchw->fc` (the images' loop an accumulation: each
+    image's product added into the filter's). `convert-tofu-to-cpu` makes
+    it one OpenBLAS call per image: in the benchmark's Wide ResNet on an
+    Intel Xeon, 68 ms per step where oneDNN's 1x1 kernels took about 97 for
+    the forward convolutions and data gradients (docs/cpu.md).
+    `tofu-cpu-pipeline` runs it before bufferization; functions tagged
+    `tofu.driver` are left alone.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"

@@ -129,6 +129,8 @@ std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   match.mLoops.assign(pattern->mLoops.begin(), pattern->mLoops.end());
   match.nLoops.assign(pattern->nLoops.begin(), pattern->nLoops.end());
   match.kLoops.assign(pattern->kLoops.begin(), pattern->kLoops.end());
+  match.accumulateLoops.assign(pattern->accumulateLoops.begin(),
+                               pattern->accumulateLoops.end());
   // A is the input indexed by M: input 0 by the pattern's rule.
   match.lhsInput = 0;
   match.rhsInput = 1;

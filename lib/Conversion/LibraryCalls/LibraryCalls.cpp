@@ -342,11 +342,15 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
     cBatch = vc.loopStrides[inner];
   }
 
-  // Outer batch loops: one strided-batched call per iteration.
+  // Accumulation loops, then outer batch loops: one (strided-batched)
+  // call per iteration. The accumulation loops hold neither C nor its
+  // extents: their calls add into the same C (stride 0), all but the
+  // first where C starts from the dropped zero fill.
   Value pa = va.address, pb = vb.address, pc = vc.address;
   Value bytes = index(b, loc, getElementBytes(match.elementType));
-  for (unsigned loop : outer) {
-    auto forOp = scf::ForOp::create(b, loc, zero, vc.loopSizes[loop], one);
+  Value first;
+  auto loopOver = [&](Value extent, unsigned loop) {
+    auto forOp = scf::ForOp::create(b, loc, zero, extent, one);
     b.setInsertionPointToStart(forOp.getBody());
     Value iv = forOp.getInductionVar();
     auto advance = [&](Value base, Value stride) {
@@ -357,7 +361,17 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
     pa = advance(pa, va.loopStrides[loop]);
     pb = advance(pb, vb.loopStrides[loop]);
     pc = advance(pc, vc.loopStrides[loop]);
+    return iv;
+  };
+  for (unsigned loop : match.accumulateLoops) {
+    Value iv = loopOver(va.loopSizes[loop], loop);
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, iv, zero);
+    first = first ? arith::AndIOp::create(b, loc, first, isFirst).getResult()
+                  : isFirst;
   }
+  for (unsigned loop : outer)
+    loopOver(vc.loopSizes[loop], loop);
 
   SmallVector<Value> args{batch,
                           m,
@@ -375,8 +389,14 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
                           gm.strides[0],
                           gn.strides[0],
                           cBatch};
-  args.push_back(arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                                llvm::APFloat(beta)));
+  Value betaValue = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                                   llvm::APFloat(beta));
+  if (first && beta != 1.0f)
+    betaValue = arith::SelectOp::create(
+        b, loc, first, betaValue,
+        arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                       llvm::APFloat(1.0f)));
+  args.push_back(betaValue);
   createLibraryCall(b, module, op, entry, library, args);
   LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName() << " -> " << entry
                           << " beta " << beta

@@ -1,14 +1,15 @@
 //===- UnitWindows.cpp - 1x1 convolutions as batched products -------------===//
 //
-// Implements tofu-cpu-unit-windows: a forward convolution or data gradient
-// whose window is one element (1x1) with unit strides is a product batched
-// over the images, `nchw,fc->nfhw` and `fc,nfhw->nchw`. It becomes that
-// product as a linalg.generic on the filter collapsed to F x C, which the
-// shared GEMM rule takes as one OpenBLAS call per image (a batch loop that
-// the filter does not hold: stride 0), which ran faster than oneDNN's 1x1
-// kernels on an Intel Xeon (docs/cpu.md, stage 0b). The filter gradient sums
-// over the images, a K that spans the batch and the pixels, and stays a
-// convolution.
+// Implements tofu-cpu-unit-windows: a convolution whose window is one
+// element (1x1) with unit strides is a product batched over the images:
+// `nchw,fc->nfhw` forward, `fc,nfhw->nchw` for the data gradient and
+// `nfhw,nchw->fc` for the filter gradient. It becomes that product as a
+// linalg.generic on the filter collapsed to F x C, which the shared GEMM
+// rule takes as one OpenBLAS call per image (forward and data gradient: a
+// batch loop that the filter does not hold, stride 0; filter gradient: an
+// accumulation loop, each image's product added into the filter's), which
+// ran faster than oneDNN's 1x1 kernels on an Intel Xeon (docs/cpu.md, stage
+// 0b).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,11 +28,10 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `pattern` on `op` is a forward convolution or data gradient with
-/// a 1x1 window and unit strides on tensors of static shapes.
+/// Whether `pattern` on `op` is a convolution or gradient with a 1x1 window
+/// and unit strides on tensors of static shapes.
 bool isUnitWindow(linalg::LinalgOp op, const tofu::conv::ConvPattern &p) {
-  if (!op.hasPureTensorSemantics() ||
-      p.kind == tofu::conv::ConvKind::BackwardFilter)
+  if (!op.hasPureTensorSemantics())
     return false;
   for (OpOperand &operand : op->getOpOperands())
     if (!cast<ShapedType>(operand.get().getType()).hasStaticShape())
@@ -44,9 +44,10 @@ bool isUnitWindow(linalg::LinalgOp op, const tofu::conv::ConvPattern &p) {
 }
 
 /// Rewrites `op` as the product of the filter (F x C) and the images, with
-/// the loops (n, f, c, spatial..) for a forward convolution and (n, c, f,
-/// spatial..) for a data gradient: the written tensor's loops first, then
-/// the summed one, the operands in the order `op` has them.
+/// the loops (n, f, c, spatial..) for a forward convolution and a filter
+/// gradient and (n, c, f, spatial..) for a data gradient, the operands in
+/// the order `op` has them. A filter gradient writes the collapsed filter
+/// and expands its result back.
 void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
              RewriterBase &rewriter) {
   Location loc = op.getLoc();
@@ -60,10 +61,11 @@ void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
       rewriter, loc, filter,
       SmallVector<ReassociationIndices>{{0}, kernelDims});
 
-  bool forward = p.kind == tofu::conv::ConvKind::Forward;
+  bool filterGradient = p.kind == tofu::conv::ConvKind::BackwardFilter;
+  bool forward = p.kind == tofu::conv::ConvKind::Forward || filterGradient;
   unsigned spatial = p.getSpatialRank();
-  // Loops: 0 = n, 1 = the written channels, 2 = the summed ones, then the
-  // pixels.
+  // Loops: 0 = n, 1 and 2 = the channels (the written ones first, but for
+  // the filter gradient, which writes both), then the pixels.
   unsigned cLoop = forward ? 2 : 1, fLoop = forward ? 1 : 2;
   auto dim = [&](unsigned l) { return getAffineDimExpr(l, ctx); };
   SmallVector<AffineExpr> image{dim(0), dim(cLoop)};
@@ -80,11 +82,17 @@ void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
   maps[p.output] = AffineMap::get(numLoops, 0, output, ctx);
   SmallVector<utils::IteratorType> iterators(numLoops,
                                              utils::IteratorType::parallel);
-  iterators[2] = utils::IteratorType::reduction;
+  if (filterGradient) {
+    iterators[0] = utils::IteratorType::reduction;
+    for (unsigned d = 0; d < spatial; ++d)
+      iterators[3 + d] = utils::IteratorType::reduction;
+  } else {
+    iterators[2] = utils::IteratorType::reduction;
+  }
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < 2; ++i)
     inputs.push_back(i == p.filter ? collapsed : op->getOperand(i));
-  Value init = op->getOperand(2);
+  Value init = filterGradient ? collapsed : op->getOperand(2);
   auto product = linalg::GenericOp::create(
       rewriter, loc, init.getType(), inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
@@ -96,7 +104,12 @@ void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
   for (NamedAttribute attr : op->getDiscardableAttrs())
     if (attr.getName().getValue().starts_with("tofu."))
       product->setAttr(attr.getName(), attr.getValue());
-  rewriter.replaceOp(op, product->getResults());
+  Value result = product->getResult(0);
+  if (filterGradient)
+    result = tensor::ExpandShapeOp::create(
+        rewriter, loc, filter.getType(), result,
+        SmallVector<ReassociationIndices>{{0}, kernelDims});
+  rewriter.replaceOp(op, result);
 }
 
 struct TofuCPUUnitWindowsPass
@@ -108,7 +121,7 @@ struct TofuCPUUnitWindowsPass
       if (func && func->hasAttr(tofu::attrs::kDriver))
         return;
       if (std::optional<tofu::conv::ConvPattern> p = tofu::matchConvolution(op))
-        if (p->filter != 2 && isUnitWindow(op, *p))
+        if (isUnitWindow(op, *p))
           found.push_back({op, *p});
     });
     IRRewriter rewriter(&getContext());

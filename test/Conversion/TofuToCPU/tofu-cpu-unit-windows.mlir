@@ -1,9 +1,10 @@
 // RUN: tofu-opt %s --tofu-cpu-unit-windows | FileCheck %s
 
-// Tests that a 1x1 forward convolution with unit strides and its data
-// gradient become products of the filter collapsed to F x C and the
-// images, which the shared GEMM rule takes as one call per image; and that
-// the filter gradient, a 3x3 window and a stride of 2 stay convolutions.
+// Tests that a 1x1 forward convolution with unit strides and its data and
+// filter gradients become products of the filter collapsed to F x C and
+// the images, which the shared GEMM rule takes as one call per image (the
+// filter gradient's result expanded back to F x C x 1 x 1); and that a 3x3
+// window and a stride of 2 stay convolutions.
 
 // CHECK-DAG: #[[IMG:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>
 // CHECK-DAG: #[[FIL:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
@@ -47,9 +48,10 @@ func.func @data_gradient(%w: tensor<8x4x1x1xf64>, %dy: tensor<2x8x5x5xf64>, %dx:
 // CHECK-NOT: tensor.collapse_shape
 // CHECK:     linalg.conv_2d_nchw_fchw {{.*}} tensor<8x4x3x3xf32>
 // CHECK:     linalg.conv_2d_nchw_fchw {{.*}} strides = dense<2>
-// CHECK:     linalg.generic
-// CHECK-NOT: tensor.collapse_shape
-// CHECK:     return
+// CHECK:     %[[DW:.*]] = tensor.collapse_shape %arg3 {{\[}}[0], [1, 2, 3]] : tensor<8x4x1x1xf32> into tensor<8x4xf32>
+// CHECK:     %[[G:.*]] = linalg.generic {indexing_maps = [#[[IMG]], #[[OUT]], #[[FIL]]], iterator_types = ["reduction", "parallel", "parallel", "reduction", "reduction"]} ins(%arg0, %arg4 : tensor<2x4x5x5xf32>, tensor<2x8x5x5xf32>) outs(%[[DW]] : tensor<8x4xf32>)
+// CHECK:     %[[E:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1, 2, 3]] output_shape [8, 4, 1, 1] : tensor<8x4xf32> into tensor<8x4x1x1xf32>
+// CHECK:     return %{{.*}}, %{{.*}}, %[[E]]
 func.func @kept(%x: tensor<2x4x5x5xf32>, %w3: tensor<8x4x3x3xf32>, %y3: tensor<2x8x3x3xf32>, %w: tensor<8x4x1x1xf32>, %dy: tensor<2x8x5x5xf32>) -> (tensor<2x8x3x3xf32>, tensor<2x8x3x3xf32>, tensor<8x4x1x1xf32>) {
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w3 : tensor<2x4x5x5xf32>, tensor<8x4x3x3xf32>) outs(%y3 : tensor<2x8x3x3xf32>) -> tensor<2x8x3x3xf32>
   %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x4x5x5xf32>, tensor<8x4x1x1xf32>) outs(%y3 : tensor<2x8x3x3xf32>) -> tensor<2x8x3x3xf32>

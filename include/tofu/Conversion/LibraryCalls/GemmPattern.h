@@ -21,7 +21,9 @@ namespace gemm {
 
 /// The loops of a matrix product C[b..](m.., n..) += A[b..](m.., k..) *
 /// B[b..](k.., n..), by their position in the loop nest: the batch loops
-/// (outermost first) and the M, N and K groups. A group is usually one
+/// (outermost first), the M, N and K groups, and the loops over which
+/// products of the other loops are summed into one C (a reduction outside
+/// K: one call per iteration, each adding into C). A group is usually one
 /// loop; it is several in an einsum such as `bk,kgh->bgh` (the gates of an
 /// LSTM kept as their own dimension) and its gradients, each listed in the
 /// order in which the operands hold them. Input 0 is A (indexed by M),
@@ -29,6 +31,7 @@ namespace gemm {
 struct GemmPattern {
   std::vector<unsigned> batchLoops;
   std::vector<unsigned> mLoops, nLoops, kLoops;
+  std::vector<unsigned> accumulateLoops;
 };
 
 /// Matches a loop nest of `numLoops` loops (`parallel[l]` false for a
@@ -44,8 +47,11 @@ struct GemmPattern {
 /// outermost dimension of C and of the one input that holds it becomes a
 /// batch loop of the other input too (a batch stride of 0: the filter of a
 /// 1x1 convolution, `nchw,fc->nfhw`, multiplies every image); a product
-/// whose groups are already contiguous keeps its groups. Returns
-/// std::nullopt for anything else.
+/// whose groups are already contiguous keeps its groups. Where that fails
+/// too, a reduction loop that is the outermost dimension of both inputs
+/// and not held by C becomes an accumulation loop (the filter gradient of
+/// a 1x1 convolution, `nfhw,nchw->fc`, sums one product per image).
+/// Returns std::nullopt for anything else.
 std::optional<GemmPattern>
 matchGemmPattern(unsigned numLoops, const std::vector<bool> &parallel,
                  const std::vector<std::vector<unsigned>> &operandLoops);

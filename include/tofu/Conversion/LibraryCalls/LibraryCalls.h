@@ -65,6 +65,8 @@ inline constexpr llvm::StringLiteral kDeviceOperandsAttr =
 struct GemmMatch {
   llvm::SmallVector<unsigned> batchLoops;
   llvm::SmallVector<unsigned> mLoops, nLoops, kLoops;
+  /// Reductions outside K: one call per iteration, each adding into C.
+  llvm::SmallVector<unsigned> accumulateLoops;
   unsigned lhsInput = 0, rhsInput = 1;
   /// The element type of every operand (f32 or f64).
   mlir::Type elementType;
