@@ -141,6 +141,37 @@ func.func @broadcast_batch(%x: memref<2x4x5x5xf32>, %w: memref<8x4xf32>, %y: mem
 
 // -----
 
+// Tests the filter gradient of a 1x1 convolution as tofu-cpu-unit-windows
+// writes it, `nchw,nfhw->fc`: the images are an accumulation loop around
+// the call (the shared GEMM rule; both backends lower it alike), whose
+// calls add into the same filter, the first with beta 0 where the zero
+// fill is dropped.
+
+#gimg = affine_map<(n, f, c, h, w) -> (n, c, h, w)>
+#gdy = affine_map<(n, f, c, h, w) -> (n, f, h, w)>
+#gdw = affine_map<(n, f, c, h, w) -> (f, c)>
+// CHECK-LABEL: func.func @accumulation_loop
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %[[N:.*]] =
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[N]]
+// CHECK:   %[[BETA:.*]] = arith.select %[[FIRST]]
+// CHECK:   call @tofu_gpu_sgemm({{.*}}, %[[BETA]])
+// CHECK-SAME: tofu.flops = 3200
+// CHECK-NOT: linalg.generic
+func.func @accumulation_loop(%x: memref<2x4x5x5xf32>, %dy: memref<2x8x5x5xf32>, %dw: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dw : memref<8x4xf32>)
+  linalg.generic {indexing_maps = [#gimg, #gdy, #gdw], iterator_types = ["reduction", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %dy : memref<2x4x5x5xf32>, memref<2x8x5x5xf32>) outs(%dw : memref<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Tests attention scores Q K^T with two batch loops (batch, head): the
 // inner one is the batch of the call, the outer one an scf.for that
 // advances the three addresses.
