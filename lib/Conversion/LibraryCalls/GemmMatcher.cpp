@@ -112,6 +112,23 @@ bool tofu::hasContiguousGemmLayout(ArrayRef<AffineMap> maps,
   });
 }
 
+linalg::GenericOp
+tofu::createMultiplyAccumulate(OpBuilder &b, Operation *like, ValueRange inputs,
+                               Value init, ArrayRef<AffineMap> maps,
+                               ArrayRef<utils::IteratorType> iterators) {
+  auto product = linalg::GenericOp::create(
+      b, like->getLoc(), init.getType(), inputs, init, maps, iterators,
+      [](OpBuilder &nested, Location loc, ValueRange args) {
+        Value mul = arith::MulFOp::create(nested, loc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nested, loc, args[2], mul);
+        linalg::YieldOp::create(nested, loc, sum);
+      });
+  for (NamedAttribute attr : like->getDiscardableAttrs())
+    if (attr.getName().getValue().starts_with("tofu."))
+      product->setAttr(attr.getName(), attr.getValue());
+  return product;
+}
+
 std::optional<tofu::GemmMatch> tofu::matchGemm(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op->getNumRegions() != 1 || op.hasIndexSemantics())

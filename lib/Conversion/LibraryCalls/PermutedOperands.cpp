@@ -46,26 +46,6 @@ std::optional<std::pair<Value, AffineMap>> permutedSource(Value v) {
                         maps[0].compose(inversePermutation(maps[1])));
 }
 
-/// A multiply-accumulate linalg.generic like `like` (its iterators and
-/// its tofu tags, such as tofu.op_id; not its TDL description, which
-/// describes the old operands) on new operands and maps.
-linalg::GenericOp buildProduct(PatternRewriter &rewriter, linalg::LinalgOp like,
-                               ValueRange inputs, Value init,
-                               ArrayRef<AffineMap> maps) {
-  auto product = linalg::GenericOp::create(
-      rewriter, like.getLoc(), init.getType(), inputs, init, maps,
-      like.getIteratorTypesArray(),
-      [](OpBuilder &b, Location loc, ValueRange args) {
-        Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
-        Value sum = arith::AddFOp::create(b, loc, args[2], mul);
-        linalg::YieldOp::create(b, loc, sum);
-      });
-  for (NamedAttribute attr : like->getDiscardableAttrs())
-    if (attr.getName().getValue().starts_with("tofu."))
-      product->setAttr(attr.getName(), attr.getValue());
-  return product;
-}
-
 /// A GEMM that reads a permuting copy reads the copy's source instead,
 /// along the composed map. The copy stays for its other uses.
 struct PermutedInputIntoProduct : OpInterfaceRewritePattern<linalg::LinalgOp> {
@@ -91,8 +71,9 @@ struct PermutedInputIntoProduct : OpInterfaceRewritePattern<linalg::LinalgOp> {
     }
     if (!changed)
       return failure();
-    linalg::GenericOp product = buildProduct(
-        rewriter, op, inputs, op.getDpsInitOperand(0)->get(), maps);
+    linalg::GenericOp product = tofu::createMultiplyAccumulate(
+        rewriter, op, inputs, op.getDpsInitOperand(0)->get(), maps,
+        op.getIteratorTypesArray());
     rewriter.replaceOp(op, product->getResults());
     return success();
   }
@@ -128,8 +109,9 @@ struct PermutedResultOfProduct : OpInterfaceRewritePattern<linalg::LinalgOp> {
     Value zero = linalg::FillOp::create(rewriter, fill.getLoc(), fill.value(),
                                         copy.getDpsInitOperand(0)->get())
                      .getResult(0);
-    linalg::GenericOp permuted =
-        buildProduct(rewriter, product, product.getDpsInputs(), zero, maps);
+    linalg::GenericOp permuted = tofu::createMultiplyAccumulate(
+        rewriter, product, product.getDpsInputs(), zero, maps,
+        product.getIteratorTypesArray());
     rewriter.replaceOp(copy, permuted->getResults());
     return success();
   }

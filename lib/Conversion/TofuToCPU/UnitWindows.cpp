@@ -93,17 +93,8 @@ void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
   for (unsigned i = 0; i < 2; ++i)
     inputs.push_back(i == p.filter ? collapsed : op->getOperand(i));
   Value init = filterGradient ? collapsed : op->getOperand(2);
-  auto product = linalg::GenericOp::create(
-      rewriter, loc, init.getType(), inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
-        Value mul = arith::MulFOp::create(b, bodyLoc, args[0], args[1]);
-        Value sum = arith::AddFOp::create(b, bodyLoc, args[2], mul);
-        linalg::YieldOp::create(b, bodyLoc, sum);
-      });
-  // The op's tags (tofu.op_id, tofu.grad_of, ...), not a named op's own.
-  for (NamedAttribute attr : op->getDiscardableAttrs())
-    if (attr.getName().getValue().starts_with("tofu."))
-      product->setAttr(attr.getName(), attr.getValue());
+  linalg::GenericOp product = tofu::createMultiplyAccumulate(
+      rewriter, op, inputs, init, maps, iterators);
   Value result = product->getResult(0);
   if (filterGradient)
     result = tensor::ExpandShapeOp::create(

@@ -90,6 +90,17 @@ bool hasContiguousGemmLayout(
     llvm::ArrayRef<mlir::AffineMap> maps,
     llvm::ArrayRef<mlir::utils::IteratorType> iterators);
 
+/// A `linalg.generic` that computes `out + in0 * in1` on `inputs` into
+/// `init` with `maps` and `iterators`, carrying the tofu tags of `like`
+/// (tofu.op_id, tofu.grad_of, ...; not its TDL description or a named op's
+/// own attributes, which describe other operands): the form in which the
+/// rewrites that reshape a product hand it to the matchers.
+mlir::linalg::GenericOp
+createMultiplyAccumulate(mlir::OpBuilder &b, mlir::Operation *like,
+                         mlir::ValueRange inputs, mlir::Value init,
+                         llvm::ArrayRef<mlir::AffineMap> maps,
+                         llvm::ArrayRef<mlir::utils::IteratorType> iterators);
+
 /// Adds the patterns that let GEMMs read and write permuted tensors in
 /// place (PermutedOperands.cpp): a permuting copy (linalg.transpose, or a
 /// generic that copies its input along a permutation) that a GEMM reads
