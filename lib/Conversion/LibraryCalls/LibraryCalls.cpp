@@ -311,6 +311,14 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
       conditions.push_back(isUsableAtRunTime(b, loc, operands[i]));
   Value m = gm.size, n = gn.size, k = gk.size;
   linalg::FillOp fill = getZeroFillBefore(op, c);
+  // The first iteration of the accumulation loops overwrites C in place of
+  // the fill only where there is a first iteration: with an extent that
+  // may be 0 the fill stays (and every call adds into C).
+  if (llvm::any_of(match.accumulateLoops, [&](unsigned loop) {
+        int64_t extent = va.staticSizes[loop];
+        return ShapedType::isDynamic(extent) || extent == 0;
+      }))
+    fill = nullptr;
   float beta = fill ? 0.0f : 1.0f;
   if (!conditions.empty()) {
     Value all = conditions.front();

@@ -92,7 +92,21 @@ void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < 2; ++i)
     inputs.push_back(i == p.filter ? collapsed : op->getOperand(i));
-  Value init = filterGradient ? collapsed : op->getOperand(2);
+  Value init = op->getOperand(2);
+  if (filterGradient) {
+    // A zero-filled filter gradient fills the collapsed filter instead, so
+    // that the fill and the product write one buffer and the library call
+    // takes the fill's place (beta 0).
+    init = collapsed;
+    if (auto fill = filter.getDefiningOp<linalg::FillOp>()) {
+      Value dest = tensor::CollapseShapeOp::create(
+          rewriter, loc, fill.getDpsInitOperand(0)->get(),
+          SmallVector<ReassociationIndices>{{0}, kernelDims});
+      init = linalg::FillOp::create(rewriter, loc, fill.value(), dest)
+                 .getResult(0);
+      rewriter.eraseOp(collapsed.getDefiningOp());
+    }
+  }
   linalg::GenericOp product = tofu::createMultiplyAccumulate(
       rewriter, op, inputs, init, maps, iterators);
   Value result = product->getResult(0);

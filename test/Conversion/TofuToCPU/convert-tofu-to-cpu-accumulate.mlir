@@ -45,3 +45,27 @@ func.func @accumulating(%x: memref<2x4x5x5xf32>, %dy: memref<2x8x5x5xf32>, %dw: 
   }
   return
 }
+
+// -----
+
+// Tests that where the images may be none (a dynamic extent, possibly 0),
+// the zero fill stays and every call adds into the output: no first call
+// would clear it.
+
+// CHECK-LABEL: func.func @maybe_no_images
+// CHECK:         linalg.fill
+// CHECK:         scf.for
+// CHECK-NOT:       arith.select
+// CHECK:           %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      func.call @tofu_cpu_sgemm({{.*}}, %[[ONE]])
+func.func @maybe_no_images(%x: memref<?x4x5x5xf32>, %dy: memref<?x8x5x5xf32>, %dw: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dw : memref<8x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, f, c, h, w) -> (n, c, h, w)>, affine_map<(n, f, c, h, w) -> (n, f, h, w)>, affine_map<(n, f, c, h, w) -> (f, c)>], iterator_types = ["reduction", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %dy : memref<?x4x5x5xf32>, memref<?x8x5x5xf32>) outs(%dw : memref<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

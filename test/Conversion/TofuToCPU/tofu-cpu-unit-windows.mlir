@@ -63,3 +63,25 @@ func.func @kept(%x: tensor<2x4x5x5xf32>, %w3: tensor<8x4x3x3xf32>, %y3: tensor<2
   } -> tensor<8x4x1x1xf32>
   return %0, %1, %2 : tensor<2x8x3x3xf32>, tensor<2x8x3x3xf32>, tensor<8x4x1x1xf32>
 }
+
+// Tests that a zero-filled filter gradient fills the collapsed filter, so
+// that the fill and the product write one buffer (the library call then
+// takes the fill's place, beta 0).
+
+// CHECK-LABEL: func.func @filled_filter_gradient
+// CHECK:     %[[E:.*]] = tensor.empty() : tensor<8x4x1x1xf32>
+// CHECK:     %[[C:.*]] = tensor.collapse_shape %[[E]] {{\[}}[0], [1, 2, 3]] : tensor<8x4x1x1xf32> into tensor<8x4xf32>
+// CHECK:     %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : tensor<8x4xf32>)
+// CHECK:     linalg.generic {{.*}} outs(%[[Z]] : tensor<8x4xf32>)
+func.func @filled_filter_gradient(%x: tensor<2x4x5x5xf32>, %dy: tensor<2x8x5x5xf32>) -> tensor<8x4x1x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4x1x1xf32>
+  %w = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32>
+  %g = linalg.generic {indexing_maps = [#x, #dy2, #dw], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %dy : tensor<2x4x5x5xf32>, tensor<2x8x5x5xf32>) outs(%w : tensor<8x4x1x1xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4x1x1xf32>
+  return %g : tensor<8x4x1x1xf32>
+}
