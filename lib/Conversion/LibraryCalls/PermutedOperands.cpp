@@ -86,8 +86,9 @@ struct PermutedResultOfProduct : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
   LogicalResult matchAndRewrite(linalg::LinalgOp copy,
                                 PatternRewriter &rewriter) const override {
-    if (copy->getNumResults() != 1)
+    if (copy->getNumResults() == 0)
       return failure();
+    // permutedSource checks that the copy has this one result.
     auto source = permutedSource(copy->getResult(0));
     if (!source || !source->first.hasOneUse())
       return failure();

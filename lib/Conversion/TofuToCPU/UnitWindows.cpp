@@ -57,9 +57,10 @@ void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
   ReassociationIndices kernelDims = {1};
   for (unsigned d = 0; d < p.getSpatialRank(); ++d)
     kernelDims.push_back(2 + d);
-  Value collapsed = tensor::CollapseShapeOp::create(
-      rewriter, loc, filter,
-      SmallVector<ReassociationIndices>{{0}, kernelDims});
+  auto collapse = [&](Value v) -> Value {
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, v, SmallVector<ReassociationIndices>{{0}, kernelDims});
+  };
 
   bool filterGradient = p.kind == tofu::conv::ConvKind::BackwardFilter;
   bool forward = p.kind == tofu::conv::ConvKind::Forward || filterGradient;
@@ -91,21 +92,19 @@ void rewrite(linalg::LinalgOp op, const tofu::conv::ConvPattern &p,
   }
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < 2; ++i)
-    inputs.push_back(i == p.filter ? collapsed : op->getOperand(i));
+    inputs.push_back(i == p.filter ? collapse(filter) : op->getOperand(i));
   Value init = op->getOperand(2);
   if (filterGradient) {
     // A zero-filled filter gradient fills the collapsed filter instead, so
     // that the fill and the product write one buffer and the library call
     // takes the fill's place (beta 0).
-    init = collapsed;
-    if (auto fill = filter.getDefiningOp<linalg::FillOp>()) {
-      Value dest = tensor::CollapseShapeOp::create(
-          rewriter, loc, fill.getDpsInitOperand(0)->get(),
-          SmallVector<ReassociationIndices>{{0}, kernelDims});
-      init = linalg::FillOp::create(rewriter, loc, fill.value(), dest)
-                 .getResult(0);
-      rewriter.eraseOp(collapsed.getDefiningOp());
-    }
+    auto fill = filter.getDefiningOp<linalg::FillOp>();
+    init =
+        fill
+            ? linalg::FillOp::create(rewriter, loc, fill.value(),
+                                     collapse(fill.getDpsInitOperand(0)->get()))
+                  .getResult(0)
+            : collapse(filter);
   }
   linalg::GenericOp product = tofu::createMultiplyAccumulate(
       rewriter, op, inputs, init, maps, iterators);
