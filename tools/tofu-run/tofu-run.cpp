@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JIT.h"
 #include "OpenBLASCore.h"
 #include "tofu/Conversion/Passes.h"
 #include "tofu/Conversion/TofuToGPU/TofuToGPU.h"
@@ -49,7 +50,6 @@
 #include "tofu/Transforms/TrainingSignature.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -178,6 +178,12 @@ static llvm::cl::opt<bool>
            llvm::cl::desc("Print the compile time and the median step time "
                           "after --warmup steps"),
            llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<unsigned> jitThreads(
+    "jit-threads",
+    llvm::cl::desc("Threads that optimize and compile the lowered program, "
+                   "one part of it each (default: the machine's cores)"),
+    llvm::cl::value_desc("N"), llvm::cl::init(0),
+    llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> libraryReport(
     "report",
     llvm::cl::desc("Print the FLOPs that go to library calls and to "
@@ -324,33 +330,6 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
   return success();
 }
 
-/// Optimizes `module` at -O2 for `machine`, as MLIR's
-/// makeOptimizingTransformer does but without loop unrolling: the step's
-/// loop nests have static trip counts, and unrolled in full (the scalar
-/// fallback of every vectorized loop too) they made most of the machine
-/// code and of the compile time, for no faster step (docs/cpu.md, *Compile
-/// time and the JIT*). Vectorization and interleaving stay on.
-static void optimizeModule(llvm::Module *module, llvm::TargetMachine *machine) {
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager cgscc;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopUnrolling = false;
-  tuning.LoopInterleaving = true;
-  tuning.LoopVectorization = true;
-  tuning.SLPVectorization = true;
-  llvm::PassBuilder builder(machine, tuning);
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgscc);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  llvm::ModulePassManager pipeline =
-      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-  pipeline.run(*module, modules);
-}
-
 /// Compiles the lowered `module` (LLVM dialect, its @main the training
 /// run) into an executable at `path`: translated to LLVM IR, @main renamed
 /// and called from a C `int main(void)`, optimized at -O2 for the generic
@@ -420,7 +399,7 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
       llvm::Reloc::PIC_));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
-  optimizeModule(llvmModule.get(), machine.get());
+  tofu::run::optimizeModule(*llvmModule, *machine);
 
   llvm::SmallString<128> object;
   if (std::error_code ec =
@@ -433,11 +412,8 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
     llvm::raw_fd_ostream os(object, ec);
     if (ec)
       return "cannot write " + object.str().str() + ": " + ec.message();
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return "the LLVM target cannot emit an object file";
-    codegen.run(*llvmModule);
+    if (llvm::Error error = tofu::run::emitObject(*llvmModule, *machine, os))
+      return llvm::toString(std::move(error));
     os.close();
     if (os.has_error())
       return "cannot write " + object.str().str() + ": " +
@@ -913,11 +889,11 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Only @main is called from outside. The execution engine gives every
-  // other external function a packed wrapper that loads each argument:
-  // for a step with hundreds of memref arguments, a block of thousands of
-  // loads whose instruction selection and scheduling took most of the JIT
-  // time (docs/cpu.md).
+  auto loweredAt = std::chrono::steady_clock::now();
+
+  // Only @main is called from outside: every other function is internal to
+  // the optimizer, and the split of the parallel JIT (JIT.cpp) makes
+  // visible only those that another part calls.
   for (auto func : module->getOps<LLVM::LLVMFuncOp>())
     if (!func.isExternal() && func.getName() != "main")
       func.setLinkage(LLVM::Linkage::Internal);
@@ -949,36 +925,54 @@ int main(int argc, char **argv) {
   // vectorized loops, which it does not slow down, and it takes a tenth
   // less of the compile time than -O2 (docs/cpu.md).
   machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Less);
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-      machineBuilder->createTargetMachine();
-  if (!machine)
+  llvm::Expected<llvm::DataLayout> dataLayout =
+      machineBuilder->getDefaultDataLayoutForTarget();
+  if (!dataLayout)
     return fail("cannot compile the module: " +
-                llvm::toString(machine.takeError()));
-  llvm::TargetMachine *targetMachine = machine->get();
-  auto transformer = [targetMachine](llvm::Module *m) {
-    optimizeModule(m, targetMachine);
-    return llvm::Error::success();
-  };
-  ExecutionEngineOptions options;
-  options.transformer = transformer;
-  SmallVector<StringRef> libs{runtime, TOFU_C_RUNNER_UTILS};
+                llvm::toString(dataLayout.takeError()));
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "tofu-run");
+  if (!llvmModule)
+    return fail("cannot translate the lowered module to LLVM IR");
+  llvmModule->setDataLayout(*dataLayout);
+  llvmModule->setTargetTriple(machineBuilder->getTargetTriple());
+  auto translatedAt = std::chrono::steady_clock::now();
+  SmallVector<std::string> libraries{runtime, TOFU_C_RUNNER_UTILS};
   if (onGPU)
-    libs.push_back(cudaRuntime);
-  options.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*module, options, std::move(*machine));
-  if (!engine)
+    libraries.push_back(cudaRuntime);
+  unsigned threads = jitThreads
+                         ? unsigned(jitThreads)
+                         : llvm::hardware_concurrency().compute_thread_count();
+  tofu::run::JITTimes jitTimes;
+  llvm::Expected<std::unique_ptr<tofu::run::JITProgram>> program =
+      tofu::run::JITProgram::create(std::move(llvmModule), *machineBuilder,
+                                    libraries, threads, jitTimes);
+  if (!program)
     return fail("cannot compile the module: " +
-                llvm::toString(engine.takeError()));
-  // LLJIT compiles on the first lookup: look `main` up before the clock
-  // stops, so that the compile time holds the machine code generation.
-  if (auto entry = (*engine)->lookupPacked("main"); !entry)
+                llvm::toString(program.takeError()));
+  // ORC links the objects on the first lookup.
+  llvm::Expected<void *> entry = (*program)->lookup("main");
+  if (!entry)
     return fail("cannot compile the module: " +
                 llvm::toString(entry.takeError()));
+  auto *runMain = reinterpret_cast<void (*)()>(*entry);
+  if (llvm::Error error = (*program)->initialize())
+    return fail("cannot initialize the compiled program: " +
+                llvm::toString(std::move(error)));
   if (timing && rank == 0) {
-    std::chrono::duration<double> compile =
-        std::chrono::steady_clock::now() - compileStart;
-    llvm::outs() << llvm::format("compile time: %.3f s (lowering and JIT)\n",
-                                 compile.count());
+    auto now = std::chrono::steady_clock::now();
+    auto seconds = [](auto duration) {
+      return std::chrono::duration<double>(duration).count();
+    };
+    llvm::outs() << llvm::format(
+        "compile time: %.3f s (lowering and JIT)\n"
+        "  MLIR lowering %.3f s, translation to LLVM IR %.3f s, "
+        "optimization and code generation %.3f s (%u parts on %u threads; "
+        "optimization %.3f s, code generation %.3f s summed over them)\n",
+        seconds(now - compileStart), seconds(loweredAt - compileStart),
+        seconds(translatedAt - loweredAt), seconds(now - translatedAt),
+        jitTimes.parts, jitTimes.threads, jitTimes.optimize, jitTimes.codegen);
     llvm::outs().flush();
   }
   if (workers > 1) {
@@ -990,20 +984,13 @@ int main(int argc, char **argv) {
             "tofu_workers_run"));
     if (!run)
       return fail("the CPU runtime " + runtime + " has no tofu_workers_run");
-    auto entry = (*engine)->lookupPacked("main");
-    if (!entry)
-      return fail(llvm::toString(entry.takeError()));
-    auto packed = *entry;
     run(
-        workers,
-        [](void *main) {
-          void *noArguments = nullptr;
-          (*static_cast<decltype(packed) *>(main))(&noArguments);
-        },
-        &packed);
-    return 0;
+        workers, [](void *main) { reinterpret_cast<void (*)()>(main)(); },
+        *entry);
+  } else {
+    runMain();
   }
-  if (llvm::Error e = (*engine)->invokePacked("main"))
-    return fail(llvm::toString(std::move(e)));
+  if (llvm::Error error = (*program)->deinitialize())
+    return fail(llvm::toString(std::move(error)));
   return 0;
 }

@@ -1,0 +1,350 @@
+//===- JIT.cpp - Compile the lowered step in parallel and load it ---------===//
+
+#include "JIT.h"
+
+#include "llvm/Analysis/CFG.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace tofu::run;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// One part's object and the time its compilation took.
+struct CompiledPart {
+  std::unique_ptr<MemoryBuffer> object;
+  double optimize = 0;
+  double codegen = 0;
+};
+
+/// Optimizes and compiles `module` with a target machine of its own.
+Expected<CompiledPart> compilePart(Module &module,
+                                   orc::JITTargetMachineBuilder builder,
+                                   bool optimize) {
+  Expected<std::unique_ptr<TargetMachine>> machine =
+      builder.createTargetMachine();
+  if (!machine)
+    return machine.takeError();
+  CompiledPart part;
+  Clock::time_point start = Clock::now();
+  if (optimize)
+    optimizeModule(module, **machine);
+  part.optimize = secondsSince(start);
+  start = Clock::now();
+  SmallVector<char, 0> object;
+  raw_svector_ostream os(object);
+  if (Error error = emitObject(module, **machine, os))
+    return std::move(error);
+  part.codegen = secondsSince(start);
+  part.object = std::make_unique<SmallVectorMemoryBuffer>(
+      std::move(object), module.getModuleIdentifier(),
+      /*RequiresNullTerminator=*/false);
+  return part;
+}
+
+/// Moves the functions of `module` that `select` picks into a module of
+/// their own, returned, and leaves their declarations behind. The local
+/// symbols that they use become hidden external ones, defined in `module`.
+/// Returns null when `select` picks none.
+std::unique_ptr<Module> splitOff(Module &module,
+                                 function_ref<bool(const Function &)> select) {
+  SmallPtrSet<const GlobalValue *, 4> picked;
+  for (const Function &function : module)
+    if (!function.isDeclaration() && select(function))
+      picked.insert(&function);
+  if (picked.empty())
+    return nullptr;
+  // The symbols that the functions refer to, through constants too.
+  SmallVector<const Constant *> constants;
+  for (const GlobalValue *value : picked)
+    for (const Instruction &inst : instructions(cast<Function>(value)))
+      for (const Value *operand : inst.operands())
+        if (const auto *constant = dyn_cast<Constant>(operand))
+          constants.push_back(constant);
+  SmallPtrSet<const Constant *, 32> seen;
+  while (!constants.empty()) {
+    const Constant *constant = constants.pop_back_val();
+    if (!seen.insert(constant).second)
+      continue;
+    if (const auto *global = dyn_cast<GlobalValue>(constant)) {
+      if (global->hasLocalLinkage() && !picked.contains(global)) {
+        auto *used = const_cast<GlobalValue *>(global);
+        used->setLinkage(GlobalValue::ExternalLinkage);
+        used->setVisibility(GlobalValue::HiddenVisibility);
+      }
+      continue;
+    }
+    for (const Value *operand : constant->operands())
+      constants.push_back(cast<Constant>(operand));
+  }
+  // A picked function that the rest calls must be visible to it.
+  for (const GlobalValue *value : picked) {
+    auto *function = const_cast<Function *>(cast<Function>(value));
+    if (function->hasLocalLinkage() && !function->use_empty()) {
+      function->setLinkage(GlobalValue::ExternalLinkage);
+      function->setVisibility(GlobalValue::HiddenVisibility);
+    }
+  }
+  ValueToValueMapTy map;
+  std::unique_ptr<Module> part =
+      CloneModule(module, map, [&](const GlobalValue *value) {
+        return picked.contains(value);
+      });
+  for (const GlobalValue *value : picked)
+    const_cast<Function *>(cast<Function>(value))->deleteBody();
+  return part;
+}
+
+/// Removes the llvm.global_ctors or llvm.global_dtors array of `module`
+/// and returns the names of its functions in the order they run (by
+/// priority, constructors from the lowest, destructors from the highest).
+/// The objects of the parts have no loader to run them: JITProgram calls
+/// them (the GPU lowering loads its kernels in a constructor).
+SmallVector<std::string> takeStructors(Module &module, bool constructors) {
+  SmallVector<std::pair<unsigned, Function *>> entries;
+  for (const orc::CtorDtorIterator::Element &entry :
+       constructors ? orc::getConstructors(module)
+                    : orc::getDestructors(module))
+    entries.push_back({entry.Priority, entry.Func});
+  std::stable_sort(
+      entries.begin(), entries.end(), [&](const auto &a, const auto &b) {
+        return constructors ? a.first < b.first : a.first > b.first;
+      });
+  SmallVector<std::string> names;
+  for (auto &[priority, function] : entries) {
+    if (function->hasLocalLinkage()) {
+      function->setLinkage(GlobalValue::ExternalLinkage);
+      function->setVisibility(GlobalValue::HiddenVisibility);
+    }
+    names.push_back(function->getName().str());
+  }
+  if (GlobalVariable *array = module.getNamedGlobal(
+          constructors ? "llvm.global_ctors" : "llvm.global_dtors"))
+    array->eraseFromParent();
+  return names;
+}
+
+/// Whether `function` runs each of its instructions at most once per call.
+bool isStraightLine(const Function &function) {
+  SmallVector<std::pair<const BasicBlock *, const BasicBlock *>> backEdges;
+  FindFunctionBackedges(function, backEdges);
+  return backEdges.empty();
+}
+
+/// Compiles `module` in parts, at most `threads` at a time:
+/// - its `optnone` functions (the training driver) in one part, without
+///   optimization and with code generation at -O0;
+/// - its functions without loops (the step, which runs once per call) in
+///   one, optimized, with code generation at -O0: the step's time is in
+///   the loop nests and library calls that it calls, and -O1's instruction
+///   selection and scheduling of thousands of straight-line memref
+///   descriptor moves took a third of the compile time;
+/// - the loop nests split in up to `threads` parts, optimized, with code
+///   generation at `builder`'s level.
+/// An LLVMContext belongs to one thread, so each part travels as bitcode
+/// to a context of its own.
+Expected<SmallVector<CompiledPart>>
+compileParts(std::unique_ptr<Module> module,
+             const orc::JITTargetMachineBuilder &builder, unsigned threads,
+             JITTimes &times) {
+  Clock::time_point start = Clock::now();
+  struct Part {
+    SmallString<0> bitcode;
+    bool optimize;
+    bool fastCodegen;
+  };
+  SmallVector<Part> parts;
+  auto keep = [&](Module &part, bool optimize, bool fastCodegen) {
+    Part &kept = parts.emplace_back();
+    kept.optimize = optimize;
+    kept.fastCodegen = fastCodegen;
+    raw_svector_ostream os(kept.bitcode);
+    WriteBitcodeToFile(part, os);
+  };
+  if (std::unique_ptr<Module> driver =
+          splitOff(*module, [](const Function &function) {
+            return function.hasFnAttribute(Attribute::OptimizeNone);
+          }))
+    keep(*driver, /*optimize=*/false, /*fastCodegen=*/true);
+  if (std::unique_ptr<Module> straightLine = splitOff(*module, isStraightLine))
+    keep(*straightLine, /*optimize=*/true, /*fastCodegen=*/true);
+  if (threads <= 1) {
+    keep(*module, /*optimize=*/true, /*fastCodegen=*/false);
+  } else {
+    // Round robin over the functions from the largest down: the parts get
+    // about the same amount of code. Local symbols that another part uses
+    // become hidden external ones.
+    SplitModule(
+        *module, threads,
+        [&](std::unique_ptr<Module> part) {
+          keep(*part, /*optimize=*/true, /*fastCodegen=*/false);
+        },
+        /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  }
+  module.reset();
+  times.split = secondsSince(start);
+
+  start = Clock::now();
+  SmallVector<std::optional<Expected<CompiledPart>>> results(parts.size());
+  {
+    DefaultThreadPool pool(hardware_concurrency(threads));
+    for (size_t i = 0; i < parts.size(); ++i)
+      pool.async([&, i] {
+        LLVMContext context;
+        Expected<std::unique_ptr<Module>> part = parseBitcodeFile(
+            MemoryBufferRef(parts[i].bitcode,
+                            "tofu-run.part" + std::to_string(i)),
+            context);
+        if (!part) {
+          results[i].emplace(part.takeError());
+          return;
+        }
+        orc::JITTargetMachineBuilder partBuilder = builder;
+        if (parts[i].fastCodegen)
+          partBuilder.setCodeGenOptLevel(CodeGenOptLevel::None);
+        results[i].emplace(compilePart(**part, partBuilder, parts[i].optimize));
+      });
+    pool.wait();
+  }
+  times.parallel = secondsSince(start);
+  SmallVector<CompiledPart> compiled;
+  Error errors = Error::success();
+  for (std::optional<Expected<CompiledPart>> &result : results) {
+    if (!*result) {
+      errors = joinErrors(std::move(errors), result->takeError());
+      continue;
+    }
+    compiled.push_back(std::move(**result));
+  }
+  if (errors)
+    return std::move(errors);
+  return compiled;
+}
+} // namespace
+
+void tofu::run::optimizeModule(Module &module, TargetMachine &machine) {
+  LoopAnalysisManager loops;
+  FunctionAnalysisManager functions;
+  CGSCCAnalysisManager cgscc;
+  ModuleAnalysisManager modules;
+  PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  tuning.LoopInterleaving = true;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  ModulePassManager pipeline =
+      builder.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+  pipeline.run(module, modules);
+}
+
+Error tofu::run::emitObject(Module &module, TargetMachine &machine,
+                            raw_pwrite_stream &os) {
+  legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, os, nullptr,
+                                  CodeGenFileType::ObjectFile))
+    return createStringError("the LLVM target cannot emit an object file");
+  codegen.run(module);
+  return Error::success();
+}
+
+Expected<std::unique_ptr<JITProgram>>
+JITProgram::create(std::unique_ptr<Module> module,
+                   const orc::JITTargetMachineBuilder &machineBuilder,
+                   ArrayRef<std::string> libraries, unsigned threads,
+                   JITTimes &times) {
+  threads = std::max(1u, threads);
+  times.threads = threads;
+  std::unique_ptr<JITProgram> program(new JITProgram());
+  program->constructors = takeStructors(*module, /*constructors=*/true);
+  program->destructors = takeStructors(*module, /*constructors=*/false);
+  Expected<SmallVector<CompiledPart>> parts =
+      compileParts(std::move(module), machineBuilder, threads, times);
+  if (!parts)
+    return parts.takeError();
+  times.parts = parts->size();
+
+  Expected<std::unique_ptr<orc::LLJIT>> jit =
+      orc::LLJITBuilder().setJITTargetMachineBuilder(machineBuilder).create();
+  if (!jit)
+    return jit.takeError();
+  program->jit = std::move(*jit);
+  // The reason a lookup fails (a symbol that no library defines) reaches
+  // the session, not the lookup: keep it for lookup's error.
+  program->jit->getExecutionSession().setErrorReporter(
+      [raw = program.get()](Error error) {
+        raw->sessionErrors =
+            joinErrors(std::move(raw->sessionErrors), std::move(error));
+      });
+  orc::JITDylib &dylib = program->jit->getMainJITDylib();
+  char prefix = program->jit->getDataLayout().getGlobalPrefix();
+  // The runtime libraries first, then the process (libc, libm).
+  for (const std::string &library : libraries) {
+    Expected<std::unique_ptr<orc::DynamicLibrarySearchGenerator>> generator =
+        orc::DynamicLibrarySearchGenerator::Load(library.c_str(), prefix);
+    if (!generator)
+      return generator.takeError();
+    dylib.addGenerator(std::move(*generator));
+  }
+  Expected<std::unique_ptr<orc::DynamicLibrarySearchGenerator>> process =
+      orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
+  if (!process)
+    return process.takeError();
+  dylib.addGenerator(std::move(*process));
+  for (CompiledPart &part : *parts) {
+    times.optimize += part.optimize;
+    times.codegen += part.codegen;
+    if (Error error = program->jit->addObjectFile(std::move(part.object)))
+      return std::move(error);
+  }
+  return program;
+}
+
+JITProgram::~JITProgram() { consumeError(std::move(sessionErrors)); }
+
+Error JITProgram::runAll(ArrayRef<std::string> names) {
+  for (const std::string &name : names) {
+    Expected<void *> address = lookup(name);
+    if (!address)
+      return address.takeError();
+    reinterpret_cast<void (*)()> (*address)();
+  }
+  return Error::success();
+}
+
+Error JITProgram::initialize() { return runAll(constructors); }
+
+Error JITProgram::deinitialize() { return runAll(destructors); }
+
+Expected<void *> JITProgram::lookup(StringRef name) {
+  Expected<orc::ExecutorAddr> address = jit->lookup(name);
+  if (!address)
+    return joinErrors(std::move(sessionErrors), address.takeError());
+  return address->toPtr<void *>();
+}

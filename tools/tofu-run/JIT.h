@@ -1,0 +1,93 @@
+//===- JIT.h - Compile the lowered step in parallel and load it -*- C++ -*-===//
+//
+// tofu-run's JIT: the LLVM module of a lowered training run is split into
+// parts (llvm::SplitModule), each part optimized and compiled to an object
+// on its own thread with its own LLVMContext, and the objects are linked
+// in process by ORC's LLJIT against the runtime libraries. Optimization and
+// code generation were most of a step's compile time and ran on one core
+// (docs/cpu.md, *Compile time and the JIT*).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUN_JIT_H
+#define TOFU_RUN_JIT_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+namespace orc {
+class LLJIT;
+} // namespace orc
+} // namespace llvm
+
+namespace tofu::run {
+
+/// Optimizes `module` at -O2 for `machine`, as MLIR's
+/// makeOptimizingTransformer does but without loop unrolling: the step's
+/// loop nests have static trip counts, and unrolled in full (the scalar
+/// fallback of every vectorized loop too) they made most of the machine
+/// code and of the compile time, for no faster step (docs/cpu.md, *Compile
+/// time and the JIT*). Vectorization and interleaving stay on.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
+
+/// Writes the machine code of `module` for `machine` to `os` as an object
+/// file. Fails when the target cannot emit one.
+llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
+                       llvm::raw_pwrite_stream &os);
+
+/// Where the JIT's time went, in seconds: the wall time of splitting and
+/// of the parallel part, and the optimization and code generation time
+/// summed over the parts.
+struct JITTimes {
+  double split = 0;
+  double parallel = 0;
+  double optimize = 0;
+  double codegen = 0;
+  unsigned parts = 0;
+  unsigned threads = 0;
+};
+
+/// A program compiled and loaded in this process.
+class JITProgram {
+public:
+  /// Compiles `module` for the target machines of `machineBuilder` on up to
+  /// `threads` threads, one part per thread, and links the parts with the
+  /// shared `libraries` and the process's own symbols (libc, libm).
+  static llvm::Expected<std::unique_ptr<JITProgram>>
+  create(std::unique_ptr<llvm::Module> module,
+         const llvm::orc::JITTargetMachineBuilder &machineBuilder,
+         llvm::ArrayRef<std::string> libraries, unsigned threads,
+         JITTimes &times);
+  ~JITProgram();
+
+  /// The address of the function `name` (looked up in the compiled parts).
+  llvm::Expected<void *> lookup(llvm::StringRef name);
+
+  /// Runs the module's constructors (llvm.global_ctors), which a program
+  /// needs before any other of its functions.
+  llvm::Error initialize();
+  /// Runs the module's destructors (llvm.global_dtors).
+  llvm::Error deinitialize();
+
+private:
+  JITProgram() = default;
+  llvm::Error runAll(llvm::ArrayRef<std::string> names);
+
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  llvm::SmallVector<std::string> constructors;
+  llvm::SmallVector<std::string> destructors;
+  llvm::Error sessionErrors = llvm::Error::success();
+};
+
+} // namespace tofu::run
+
+#endif // TOFU_RUN_JIT_H

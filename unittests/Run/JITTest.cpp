@@ -1,0 +1,180 @@
+//===- JITTest.cpp - tofu-run's parallel JIT ------------------------------===//
+//
+// JITProgram (tools/tofu-run/JIT.h) splits a module into parts compiled on
+// their own threads: the `optnone` driver, the straight-line functions and
+// the functions with loops. These tests compile one small module of each
+// kind of function on 1 and on 2 threads and check what it computes, that
+// its constructors run before and its destructors after, and that a part's
+// mutable global is the one that every other part sees.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JIT.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include "gtest/gtest.h"
+
+#include <vector>
+
+using namespace llvm;
+
+/// What the compiled code records, in order (found by the JIT among the
+/// test's own symbols).
+static std::vector<int64_t> recorded;
+extern "C" void tofu_jit_test_record(int64_t value) {
+  recorded.push_back(value);
+}
+
+namespace {
+
+// A constructor and a destructor; two loops (one internal global that the
+// first writes and the straight-line step reads); the driver, optnone.
+constexpr const char *kProgram = R"(
+declare void @tofu_jit_test_record(i64)
+
+@total = internal global i64 0
+
+define internal void @load() {
+  call void @tofu_jit_test_record(i64 -1)
+  ret void
+}
+
+define internal void @unload() {
+  call void @tofu_jit_test_record(i64 -2)
+  ret void
+}
+
+@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 123, ptr @load, ptr null }]
+@llvm.global_dtors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 123, ptr @unload, ptr null }]
+
+; total += 0 + 1 + ... + (n - 1)
+define internal void @sum(i64 %n) noinline {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %old = load i64, ptr @total
+  %new = add i64 %old, %i
+  store i64 %new, ptr @total
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+; n * n, by repeated addition
+define internal i64 @square(i64 %n) noinline {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %acc = phi i64 [ 0, %entry ], [ %add, %loop ]
+  %add = add i64 %acc, %n
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i64 %add
+}
+
+define internal void @step(i64 %n) noinline {
+  call void @sum(i64 %n)
+  %total = load i64, ptr @total
+  call void @tofu_jit_test_record(i64 %total)
+  %square = call i64 @square(i64 %n)
+  call void @tofu_jit_test_record(i64 %square)
+  ret void
+}
+
+define void @main() noinline optnone {
+  call void @step(i64 10)
+  call void @step(i64 4)
+  ret void
+}
+)";
+
+class JITTest : public ::testing::TestWithParam<unsigned> {
+protected:
+  static void SetUpTestSuite() {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+  }
+
+  std::unique_ptr<Module> parse(const char *text) {
+    SMDiagnostic error;
+    std::unique_ptr<Module> module = parseAssemblyString(text, error, context);
+    if (!module)
+      ADD_FAILURE() << error.getMessage().str();
+    return module;
+  }
+
+  /// The host's target machine builder, at -O1 as tofu-run uses it.
+  orc::JITTargetMachineBuilder host() {
+    Expected<orc::JITTargetMachineBuilder> builder =
+        orc::JITTargetMachineBuilder::detectHost();
+    EXPECT_TRUE(bool(builder));
+    builder->setCodeGenOptLevel(CodeGenOptLevel::Less);
+    return *builder;
+  }
+
+  LLVMContext context;
+};
+
+TEST_P(JITTest, RunsTheDriverBetweenConstructorsAndDestructors) {
+  std::unique_ptr<Module> module = parse(kProgram);
+  ASSERT_TRUE(module);
+  orc::JITTargetMachineBuilder builder = host();
+  module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
+  module->setTargetTriple(builder.getTargetTriple());
+  tofu::run::JITTimes times;
+  Expected<std::unique_ptr<tofu::run::JITProgram>> program =
+      tofu::run::JITProgram::create(std::move(module), builder, {}, GetParam(),
+                                    times);
+  ASSERT_TRUE(bool(program)) << toString(program.takeError());
+  // The driver, the straight-line step, and the loops in one part per
+  // thread.
+  EXPECT_EQ(times.parts, 2 + GetParam());
+  Expected<void *> entry = (*program)->lookup("main");
+  ASSERT_TRUE(bool(entry)) << toString(entry.takeError());
+  recorded.clear();
+  ASSERT_FALSE(bool((*program)->initialize()));
+  reinterpret_cast<void (*)()> (*entry)();
+  ASSERT_FALSE(bool((*program)->deinitialize()));
+  // @total is one variable: 45 after the first step, 45 + 6 after the
+  // second.
+  std::vector<int64_t> expected{-1, 45, 100, 51, 16, -2};
+  EXPECT_EQ(recorded, expected);
+}
+
+TEST_P(JITTest, AnUndefinedSymbolIsAnError) {
+  std::unique_ptr<Module> module = parse(R"(
+declare void @tofu_jit_test_no_such_function()
+define void @main() {
+  call void @tofu_jit_test_no_such_function()
+  ret void
+}
+)");
+  ASSERT_TRUE(module);
+  orc::JITTargetMachineBuilder builder = host();
+  module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
+  module->setTargetTriple(builder.getTargetTriple());
+  tofu::run::JITTimes times;
+  Expected<std::unique_ptr<tofu::run::JITProgram>> program =
+      tofu::run::JITProgram::create(std::move(module), builder, {}, GetParam(),
+                                    times);
+  ASSERT_TRUE(bool(program)) << toString(program.takeError());
+  Expected<void *> entry = (*program)->lookup("main");
+  ASSERT_FALSE(bool(entry));
+  EXPECT_NE(toString(entry.takeError()).find("tofu_jit_test_no_such_function"),
+            std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, JITTest, ::testing::Values(1u, 2u));
+
+} // namespace
