@@ -67,6 +67,11 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "tofu-fuse-elementwise{{duplicate=true},"
       "tofu-gpu-split-reductions{{min-length={0} ratio={1}},"
       "canonicalize,cse,"
+      // An op whose result is inserted into a slice of another tensor
+      // writes into that slice instead of into a buffer of its own copied
+      // afterwards, as in tofu-cpu-pipeline (an LSTM cell's gates): a copy
+      // kernel less per insert.
+      "tofu-insert-slices-in-place,eliminate-empty-tensors,"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map "
       "allow-return-allocs-from-loops},"
