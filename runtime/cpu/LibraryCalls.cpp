@@ -4,7 +4,9 @@
 // row- or column-major views becomes cblas_sgemm or cblas_dgemm calls,
 // column-major, planned exactly as the CUDA runtime plans its cuBLAS call
 // (include/tofu/Runtime/GemmPlan.h). OpenBLAS has no strided-batched GEMM
-// in Debian's version, so the batch is a loop of calls here. The number of
+// in Debian's version, so the batch is a loop of calls here. A view that
+// BLAS cannot take (no unit-stride dimension, known only at run time) is
+// multiplied as contiguous copies. The number of
 // OpenBLAS threads is set explicitly, once: TOFU_NUM_THREADS (tofu-run
 // --threads), 1 by default, so that `mpiexec -n <cores>` fills a machine
 // with one core per rank.
@@ -19,10 +21,12 @@
 
 #include <cblas.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -55,6 +59,65 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
               ldc);
 }
 
+/// A strided batch of matrices: `batch` of `rows` x `cols` elements at
+/// `base`, with strides in elements.
+struct View {
+  intptr_t base, batch, rows, cols, rowStride, colStride, batchStride;
+};
+
+/// Copies `view` into or out of `packed`, contiguous and row-major.
+template <typename T>
+void copyView(const View &view, T *packed, bool intoPacked) {
+  T *data = reinterpret_cast<T *>(view.base);
+  for (intptr_t b = 0; b < view.batch; ++b)
+    for (intptr_t i = 0; i < view.rows; ++i)
+      for (intptr_t j = 0; j < view.cols; ++j) {
+        T &strided = data[b * view.batchStride + i * view.rowStride +
+                          j * view.colStride];
+        T &dense = packed[(b * view.rows + i) * view.cols + j];
+        if (intoPacked)
+          dense = strided;
+        else
+          strided = dense;
+      }
+}
+
+template <typename T>
+void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
+                 intptr_t k, intptr_t a, intptr_t aRow, intptr_t aCol,
+                 intptr_t aBatch, intptr_t b, intptr_t bRow, intptr_t bCol,
+                 intptr_t bBatch, intptr_t c, intptr_t cRow, intptr_t cCol,
+                 intptr_t cBatch, float beta);
+
+/// stridedGemm on contiguous copies of A, B and C, for views that BLAS
+/// cannot take: a view with no unit-stride dimension (a slice with a step
+/// of a function argument, whose strides the lowering did not know).
+/// Returns false when the sizes do not allow it.
+template <typename T>
+bool packedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
+                intptr_t k, intptr_t a, intptr_t aRow, intptr_t aCol,
+                intptr_t aBatch, intptr_t b, intptr_t bRow, intptr_t bCol,
+                intptr_t bBatch, intptr_t c, intptr_t cRow, intptr_t cCol,
+                intptr_t cBatch, float beta) {
+  for (intptr_t v : {batch, m, n, k})
+    if (v < 0 || v > INT_MAX)
+      return false;
+  View va{a, batch, m, k, aRow, aCol, aBatch};
+  View vb{b, batch, k, n, bRow, bCol, bBatch};
+  View vc{c, batch, m, n, cRow, cCol, cBatch};
+  std::vector<T> pa(size_t(batch * m * k)), pb(size_t(batch * k * n)),
+      pc(size_t(batch * m * n));
+  copyView(va, pa.data(), /*intoPacked=*/true);
+  copyView(vb, pb.data(), /*intoPacked=*/true);
+  if (beta != 0.0f)
+    copyView(vc, pc.data(), /*intoPacked=*/true);
+  stridedGemm<T>(entry, batch, m, n, k, intptr_t(pa.data()), k, 1, m * k,
+                 intptr_t(pb.data()), n, 1, k * n, intptr_t(pc.data()), n, 1,
+                 m * n, beta);
+  copyView(vc, pc.data(), /*intoPacked=*/false);
+  return true;
+}
+
 /// C[b] (m x n) = A[b] (m x k) B[b] (k x n) + beta C[b] on strided views
 /// (addresses and strides in elements), for b < batch.
 template <typename T>
@@ -70,8 +133,12 @@ void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
   std::string error = tofu::gpu::planStridedGemm(
       batch, m, n, k, aRow, aCol, aBatch, bRow, bCol, bBatch, cRow, cCol,
       cBatch, plan);
-  if (!error.empty())
-    misuse(entry, error);
+  if (!error.empty()) {
+    if (!packedGemm<T>(entry, batch, m, n, k, a, aRow, aCol, aBatch, b, bRow,
+                       bCol, bBatch, c, cRow, cCol, cBatch, beta))
+      misuse(entry, error);
+    return;
+  }
   if (plan.kind == tofu::gpu::GemmPlan::Nothing)
     return;
   auto *pc = reinterpret_cast<T *>(c);
