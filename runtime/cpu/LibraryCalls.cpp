@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,83 +66,89 @@ struct View {
   intptr_t base, batch, rows, cols, rowStride, colStride, batchStride;
 };
 
-/// Copies `view` into or out of `packed`, contiguous and row-major.
-template <typename T>
-void copyView(const View &view, T *packed, bool intoPacked) {
-  T *data = reinterpret_cast<T *>(view.base);
-  for (intptr_t b = 0; b < view.batch; ++b)
-    for (intptr_t i = 0; i < view.rows; ++i)
-      for (intptr_t j = 0; j < view.cols; ++j) {
-        T &strided = data[b * view.batchStride + i * view.rowStride +
-                          j * view.colStride];
-        T &dense = packed[(b * view.rows + i) * view.cols + j];
-        if (intoPacked)
-          dense = strided;
-        else
-          strided = dense;
-      }
-}
+/// Contiguous row-major copies of the A, B and C of a product, for views
+/// that BLAS cannot take: a view with no unit-stride dimension (a slice
+/// with a step of a function argument, whose strides the lowering did not
+/// know). C goes back into its view when the copies go.
+template <typename T> class PackedOperands {
+public:
+  PackedOperands(const View &aView, const View &bView, const View &cView,
+                 bool readC)
+      : cView(cView), a(pack(aView, true)), b(pack(bView, true)),
+        c(pack(cView, readC)) {}
+  ~PackedOperands() { copy(cView, c, /*intoPacked=*/false); }
 
-template <typename T>
-void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
-                 intptr_t k, intptr_t a, intptr_t aRow, intptr_t aCol,
-                 intptr_t aBatch, intptr_t b, intptr_t bRow, intptr_t bCol,
-                 intptr_t bBatch, intptr_t c, intptr_t cRow, intptr_t cCol,
-                 intptr_t cBatch, float beta);
+  View view(const View &of, std::vector<T> &packed) const {
+    return {
+        intptr_t(packed.data()), of.batch,         of.rows, of.cols, of.cols,
+        /*colStride=*/1,         of.rows * of.cols};
+  }
 
-/// stridedGemm on contiguous copies of A, B and C, for views that BLAS
-/// cannot take: a view with no unit-stride dimension (a slice with a step
-/// of a function argument, whose strides the lowering did not know).
-/// Returns false when the sizes do not allow it.
-template <typename T>
-bool packedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
-                intptr_t k, intptr_t a, intptr_t aRow, intptr_t aCol,
-                intptr_t aBatch, intptr_t b, intptr_t bRow, intptr_t bCol,
-                intptr_t bBatch, intptr_t c, intptr_t cRow, intptr_t cCol,
-                intptr_t cBatch, float beta) {
-  for (intptr_t v : {batch, m, n, k})
-    if (v < 0 || v > INT_MAX)
-      return false;
-  View va{a, batch, m, k, aRow, aCol, aBatch};
-  View vb{b, batch, k, n, bRow, bCol, bBatch};
-  View vc{c, batch, m, n, cRow, cCol, cBatch};
-  std::vector<T> pa(size_t(batch * m * k)), pb(size_t(batch * k * n)),
-      pc(size_t(batch * m * n));
-  copyView(va, pa.data(), /*intoPacked=*/true);
-  copyView(vb, pb.data(), /*intoPacked=*/true);
-  if (beta != 0.0f)
-    copyView(vc, pc.data(), /*intoPacked=*/true);
-  stridedGemm<T>(entry, batch, m, n, k, intptr_t(pa.data()), k, 1, m * k,
-                 intptr_t(pb.data()), n, 1, k * n, intptr_t(pc.data()), n, 1,
-                 m * n, beta);
-  copyView(vc, pc.data(), /*intoPacked=*/false);
-  return true;
-}
+  const View cView;
+  std::vector<T> a, b, c;
+
+private:
+  static std::vector<T> pack(const View &view, bool read) {
+    std::vector<T> packed(size_t(view.batch * view.rows * view.cols));
+    if (read)
+      copy(view, packed, /*intoPacked=*/true);
+    return packed;
+  }
+  static void copy(const View &view, std::vector<T> &packed, bool intoPacked) {
+    T *data = reinterpret_cast<T *>(view.base);
+    for (intptr_t n = 0; n < view.batch; ++n)
+      for (intptr_t i = 0; i < view.rows; ++i)
+        for (intptr_t j = 0; j < view.cols; ++j) {
+          T &strided = data[n * view.batchStride + i * view.rowStride +
+                            j * view.colStride];
+          T &dense = packed[size_t((n * view.rows + i) * view.cols + j)];
+          if (intoPacked)
+            dense = strided;
+          else
+            strided = dense;
+        }
+  }
+};
 
 /// C[b] (m x n) = A[b] (m x k) B[b] (k x n) + beta C[b] on strided views
 /// (addresses and strides in elements), for b < batch.
 template <typename T>
-void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
-                 intptr_t k, intptr_t a, intptr_t aRow, intptr_t aCol,
-                 intptr_t aBatch, intptr_t b, intptr_t bRow, intptr_t bCol,
-                 intptr_t bBatch, intptr_t c, intptr_t cRow, intptr_t cCol,
-                 intptr_t cBatch, float beta) {
+void stridedGemm(const char *entry, intptr_t m, intptr_t n, intptr_t k, View a,
+                 View b, View c, float beta) {
   if (beta != 0.0f && beta != 1.0f)
     misuse(entry, "beta must be 0 or 1");
   setThreadsOnce();
+  intptr_t batch = c.batch;
+  a.rows = c.rows = m;
+  a.cols = b.rows = k;
+  b.cols = c.cols = n;
+  a.batch = b.batch = batch;
+  auto planFor = [&](tofu::gpu::GemmPlan &plan) {
+    return tofu::gpu::planStridedGemm(batch, m, n, k, a.rowStride, a.colStride,
+                                      a.batchStride, b.rowStride, b.colStride,
+                                      b.batchStride, c.rowStride, c.colStride,
+                                      c.batchStride, plan);
+  };
   tofu::gpu::GemmPlan plan;
-  std::string error = tofu::gpu::planStridedGemm(
-      batch, m, n, k, aRow, aCol, aBatch, bRow, bCol, bBatch, cRow, cCol,
-      cBatch, plan);
+  std::string error = planFor(plan);
+  std::optional<PackedOperands<T>> packed;
   if (!error.empty()) {
-    if (!packedGemm<T>(entry, batch, m, n, k, a, aRow, aCol, aBatch, b, bRow,
-                       bCol, bBatch, c, cRow, cCol, cBatch, beta))
+    bool sizesFit = true;
+    for (intptr_t v : {batch, m, n, k})
+      sizesFit &= v >= 0 && v <= INT_MAX;
+    if (!sizesFit)
       misuse(entry, error);
-    return;
+    packed.emplace(a, b, c, /*readC=*/beta != 0.0f);
+    a = packed->view(a, packed->a);
+    b = packed->view(b, packed->b);
+    c = packed->view(c, packed->c);
+    error = planFor(plan);
+    if (!error.empty())
+      misuse(entry, error);
   }
   if (plan.kind == tofu::gpu::GemmPlan::Nothing)
     return;
-  auto *pc = reinterpret_cast<T *>(c);
+  auto *pc = reinterpret_cast<T *>(c.base);
   if (plan.kind == tofu::gpu::GemmPlan::ZeroC) {
     // k = 0: C = beta * C, so only an overwritten C changes (to zero).
     if (beta == 0.0f)
@@ -152,8 +159,8 @@ void stridedGemm(const char *entry, intptr_t batch, intptr_t m, intptr_t n,
                       0, size_t(plan.rows) * sizeof(T));
     return;
   }
-  auto *first = reinterpret_cast<const T *>(plan.swapped ? b : a);
-  auto *second = reinterpret_cast<const T *>(plan.swapped ? a : b);
+  auto *first = reinterpret_cast<const T *>(plan.swapped ? b.base : a.base);
+  auto *second = reinterpret_cast<const T *>(plan.swapped ? a.base : b.base);
   CBLAS_TRANSPOSE opFirst = plan.first.transposed ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE opSecond =
       plan.second.transposed ? CblasTrans : CblasNoTrans;
@@ -177,8 +184,10 @@ void tofu_cpu_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                     intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
                     intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
                     float beta) {
-  stridedGemm<float>("tofu_cpu_sgemm", batch, m, n, k, a, aRow, aCol, aBatch,
-                     b, bRow, bCol, bBatch, c, cRow, cCol, cBatch, beta);
+  stridedGemm<float>("tofu_cpu_sgemm", m, n, k,
+                     {a, batch, m, k, aRow, aCol, aBatch},
+                     {b, batch, k, n, bRow, bCol, bBatch},
+                     {c, batch, m, n, cRow, cCol, cBatch}, beta);
 }
 
 void tofu_cpu_dgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
@@ -186,8 +195,10 @@ void tofu_cpu_dgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                     intptr_t b, intptr_t bRow, intptr_t bCol, intptr_t bBatch,
                     intptr_t c, intptr_t cRow, intptr_t cCol, intptr_t cBatch,
                     float beta) {
-  stridedGemm<double>("tofu_cpu_dgemm", batch, m, n, k, a, aRow, aCol, aBatch,
-                      b, bRow, bCol, bBatch, c, cRow, cCol, cBatch, beta);
+  stridedGemm<double>("tofu_cpu_dgemm", m, n, k,
+                      {a, batch, m, k, aRow, aCol, aBatch},
+                      {b, batch, k, n, bRow, bCol, bBatch},
+                      {c, batch, m, n, cRow, cCol, cBatch}, beta);
 }
 
 } // extern "C"

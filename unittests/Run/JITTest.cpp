@@ -114,28 +114,29 @@ protected:
     return module;
   }
 
-  /// The host's target machine builder, at -O1 as tofu-run uses it.
-  orc::JITTargetMachineBuilder host() {
-    Expected<orc::JITTargetMachineBuilder> builder =
-        orc::JITTargetMachineBuilder::detectHost();
-    EXPECT_TRUE(bool(builder));
-    builder->setCodeGenOptLevel(CodeGenOptLevel::Less);
-    return *builder;
+  /// `text` compiled for the host at -O1, as tofu-run compiles, on
+  /// GetParam() threads.
+  Expected<std::unique_ptr<tofu::run::JITProgram>>
+  compile(const char *text, tofu::run::JITTimes &times) {
+    std::unique_ptr<Module> module = parse(text);
+    if (!module)
+      return createStringError("the test's module does not parse");
+    orc::JITTargetMachineBuilder builder =
+        cantFail(orc::JITTargetMachineBuilder::detectHost());
+    builder.setCodeGenOptLevel(CodeGenOptLevel::Less);
+    module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
+    module->setTargetTriple(builder.getTargetTriple());
+    return tofu::run::JITProgram::create(std::move(module), builder, {},
+                                         GetParam(), times);
   }
 
   LLVMContext context;
 };
 
 TEST_P(JITTest, RunsTheDriverBetweenConstructorsAndDestructors) {
-  std::unique_ptr<Module> module = parse(kProgram);
-  ASSERT_TRUE(module);
-  orc::JITTargetMachineBuilder builder = host();
-  module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
-  module->setTargetTriple(builder.getTargetTriple());
   tofu::run::JITTimes times;
   Expected<std::unique_ptr<tofu::run::JITProgram>> program =
-      tofu::run::JITProgram::create(std::move(module), builder, {}, GetParam(),
-                                    times);
+      compile(kProgram, times);
   ASSERT_TRUE(bool(program)) << toString(program.takeError());
   // The driver, the straight-line step, and the loops in one part per
   // thread.
@@ -153,21 +154,16 @@ TEST_P(JITTest, RunsTheDriverBetweenConstructorsAndDestructors) {
 }
 
 TEST_P(JITTest, AnUndefinedSymbolIsAnError) {
-  std::unique_ptr<Module> module = parse(R"(
+  constexpr const char *kUndefined = R"(
 declare void @tofu_jit_test_no_such_function()
 define void @main() {
   call void @tofu_jit_test_no_such_function()
   ret void
 }
-)");
-  ASSERT_TRUE(module);
-  orc::JITTargetMachineBuilder builder = host();
-  module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
-  module->setTargetTriple(builder.getTargetTriple());
+)";
   tofu::run::JITTimes times;
   Expected<std::unique_ptr<tofu::run::JITProgram>> program =
-      tofu::run::JITProgram::create(std::move(module), builder, {}, GetParam(),
-                                    times);
+      compile(kUndefined, times);
   ASSERT_TRUE(bool(program)) << toString(program.takeError());
   Expected<void *> entry = (*program)->lookup("main");
   ASSERT_FALSE(bool(entry));
