@@ -181,7 +181,8 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<unsigned> jitThreads(
     "jit-threads",
     llvm::cl::desc("Threads that optimize and compile the lowered program, "
-                   "one part of it each (default: the machine's cores)"),
+                   "one part of it each (default: the machine's cores over "
+                   "the ranks that mpiexec started on it)"),
     llvm::cl::value_desc("N"), llvm::cl::init(0),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> libraryReport(
@@ -517,6 +518,19 @@ static std::pair<int, int> getLaunchedRanks() {
       return {n, std::max(r, 0)};
   }
   return {1, 0};
+}
+
+/// How many ranks of the job run on this node (MPICH's Hydra:
+/// MPI_LOCALNRANKS, Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE); 1 outside
+/// mpiexec.
+static int getLocalRanks() {
+  for (const char *name : {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"}) {
+    int n = 0;
+    if (const char *v = std::getenv(name);
+        v && !StringRef(v).getAsInteger(10, n) && n >= 1)
+      return n;
+  }
+  return 1;
 }
 
 /// Whether the module holds a partitioned step (tofu-partition's grid).
@@ -941,9 +955,13 @@ int main(int argc, char **argv) {
   SmallVector<std::string> libraries{runtime, TOFU_C_RUNNER_UTILS};
   if (onGPU)
     libraries.push_back(cudaRuntime);
-  unsigned threads = jitThreads
-                         ? unsigned(jitThreads)
-                         : llvm::hardware_concurrency().compute_thread_count();
+  // By default the ranks on this node share its cores: they all compile
+  // at once.
+  unsigned threads =
+      jitThreads
+          ? unsigned(jitThreads)
+          : std::max(1u, llvm::hardware_concurrency().compute_thread_count() /
+                             unsigned(getLocalRanks()));
   tofu::run::JITTimes jitTimes;
   llvm::Expected<std::unique_ptr<tofu::run::JITProgram>> program =
       tofu::run::JITProgram::create(std::move(llvmModule), *machineBuilder,
