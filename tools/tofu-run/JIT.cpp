@@ -11,6 +11,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/ThreadPool.h"
@@ -96,7 +97,8 @@ std::unique_ptr<Module> splitOff(Module &module,
       continue;
     }
     for (const Value *operand : constant->operands())
-      constants.push_back(cast<Constant>(operand));
+      if (const auto *constant = dyn_cast<Constant>(operand))
+        constants.push_back(constant);
   }
   // A picked function that the rest calls must be visible to it.
   for (const GlobalValue *value : picked) {
@@ -121,12 +123,18 @@ std::unique_ptr<Module> splitOff(Module &module,
 /// priority, constructors from the lowest, destructors from the highest).
 /// The objects of the parts have no loader to run them: JITProgram calls
 /// them (the GPU lowering loads its kernels in a constructor).
-SmallVector<std::string> takeStructors(Module &module, bool constructors) {
+Expected<SmallVector<std::string>> takeStructors(Module &module,
+                                                 bool constructors) {
   SmallVector<std::pair<unsigned, Function *>> entries;
   for (const orc::CtorDtorIterator::Element &entry :
        constructors ? orc::getConstructors(module)
-                    : orc::getDestructors(module))
+                    : orc::getDestructors(module)) {
+    if (!entry.Func)
+      return createStringError(
+          Twine(constructors ? "llvm.global_ctors" : "llvm.global_dtors") +
+          " has an entry that is not a function");
     entries.push_back({entry.Priority, entry.Func});
+  }
   std::stable_sort(
       entries.begin(), entries.end(), [&](const auto &a, const auto &b) {
         return constructors ? a.first < b.first : a.first > b.first;
@@ -143,6 +151,29 @@ SmallVector<std::string> takeStructors(Module &module, bool constructors) {
           constructors ? "llvm.global_ctors" : "llvm.global_dtors"))
     array->eraseFromParent();
   return names;
+}
+
+/// Makes `module` one that splits into parts that link: its unnamed
+/// globals get names (each part's object would number them anew), its
+/// comdats go (every symbol has one definition in one part), and a
+/// definition that may be dropped when unused (linkonce) becomes weak, so
+/// that a part does not drop what another uses. Aliases and ifuncs are
+/// refused: no lowering of tofu emits them.
+Error prepareForSplit(Module &module) {
+  if (!module.alias_empty() || !module.ifunc_empty())
+    return createStringError("the lowered module has aliases or ifuncs, "
+                             "which tofu-run's JIT does not split");
+  for (GlobalValue &global : module.global_values()) {
+    if (!global.hasName())
+      global.setName("tofu.jit.unnamed");
+    if (auto *object = dyn_cast<GlobalObject>(&global))
+      object->setComdat(nullptr);
+    if (global.hasLinkOnceLinkage())
+      global.setLinkage(global.hasLinkOnceODRLinkage()
+                            ? GlobalValue::WeakODRLinkage
+                            : GlobalValue::WeakAnyLinkage);
+  }
+  return Error::success();
 }
 
 /// Whether `function` runs each of its instructions at most once per call.
@@ -175,12 +206,24 @@ compileParts(std::unique_ptr<Module> module,
     bool fastCodegen;
   };
   SmallVector<Part> parts;
+  if (Error error = prepareForSplit(*module))
+    return std::move(error);
+  Error invalid = Error::success();
   auto keep = [&](Module &part, bool optimize, bool fastCodegen) {
+    std::string problems;
+    raw_string_ostream os(problems);
+    if (verifyModule(part, &os)) {
+      invalid = joinErrors(std::move(invalid),
+                           createStringError("a part of the split module is "
+                                             "invalid: " +
+                                             problems));
+      return;
+    }
     Part &kept = parts.emplace_back();
     kept.optimize = optimize;
     kept.fastCodegen = fastCodegen;
-    raw_svector_ostream os(kept.bitcode);
-    WriteBitcodeToFile(part, os);
+    raw_svector_ostream bitcode(kept.bitcode);
+    WriteBitcodeToFile(part, bitcode);
   };
   if (std::unique_ptr<Module> driver =
           splitOff(*module, [](const Function &function) {
@@ -192,9 +235,8 @@ compileParts(std::unique_ptr<Module> module,
   if (threads <= 1) {
     keep(*module, /*optimize=*/true, /*fastCodegen=*/false);
   } else {
-    // Round robin over the functions from the largest down: the parts get
-    // about the same amount of code. Local symbols that another part uses
-    // become hidden external ones.
+    // Round robin over the functions. Local symbols that another part
+    // uses become hidden external ones.
     SplitModule(
         *module, threads,
         [&](std::unique_ptr<Module> part) {
@@ -203,6 +245,8 @@ compileParts(std::unique_ptr<Module> module,
         /*PreserveLocals=*/false, /*RoundRobin=*/true);
   }
   module.reset();
+  if (invalid)
+    return std::move(invalid);
   times.split = secondsSince(start);
 
   start = Clock::now();
@@ -282,8 +326,14 @@ JITProgram::create(std::unique_ptr<Module> module,
   threads = std::max(1u, threads);
   times.threads = threads;
   std::unique_ptr<JITProgram> program(new JITProgram());
-  program->constructors = takeStructors(*module, /*constructors=*/true);
-  program->destructors = takeStructors(*module, /*constructors=*/false);
+  for (auto [names, constructors] : {std::pair{&program->constructors, true},
+                                     std::pair{&program->destructors, false}}) {
+    Expected<SmallVector<std::string>> taken =
+        takeStructors(*module, constructors);
+    if (!taken)
+      return taken.takeError();
+    *names = std::move(*taken);
+  }
   Expected<SmallVector<CompiledPart>> parts =
       compileParts(std::move(module), machineBuilder, threads, times);
   if (!parts)
@@ -326,7 +376,11 @@ JITProgram::create(std::unique_ptr<Module> module,
   return program;
 }
 
-JITProgram::~JITProgram() { consumeError(std::move(sessionErrors)); }
+JITProgram::~JITProgram() {
+  // The session reports what its end fails at to sessionErrors.
+  jit.reset();
+  consumeError(std::move(sessionErrors));
+}
 
 Error JITProgram::runAll(ArrayRef<std::string> names) {
   for (const std::string &name : names) {

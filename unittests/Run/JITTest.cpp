@@ -171,6 +171,59 @@ define void @main() {
             std::string::npos);
 }
 
+TEST_P(JITTest, AnAliasIsAnError) {
+  constexpr const char *kAlias = R"(
+define void @main() {
+  ret void
+}
+@start = alias void (), ptr @main
+)";
+  tofu::run::JITTimes times;
+  Expected<std::unique_ptr<tofu::run::JITProgram>> program =
+      compile(kAlias, times);
+  ASSERT_FALSE(bool(program));
+  EXPECT_NE(toString(program.takeError()).find("aliases or ifuncs"),
+            std::string::npos);
+}
+
+// An unnamed internal global that a function of another part reads: the
+// parts' objects name it alike.
+TEST_P(JITTest, AnUnnamedGlobalIsOneSymbol) {
+  constexpr const char *kUnnamed = R"(
+declare void @tofu_jit_test_record(i64)
+@0 = internal global i64 7
+define internal void @bump(i64 %n) noinline {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %old = load i64, ptr @0
+  %new = add i64 %old, 1
+  store i64 %new, ptr @0
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+define void @main() noinline optnone {
+  call void @bump(i64 5)
+  %v = load i64, ptr @0
+  call void @tofu_jit_test_record(i64 %v)
+  ret void
+}
+)";
+  tofu::run::JITTimes times;
+  Expected<std::unique_ptr<tofu::run::JITProgram>> program =
+      compile(kUnnamed, times);
+  ASSERT_TRUE(bool(program)) << toString(program.takeError());
+  Expected<void *> entry = (*program)->lookup("main");
+  ASSERT_TRUE(bool(entry)) << toString(entry.takeError());
+  recorded.clear();
+  reinterpret_cast<void (*)()> (*entry)();
+  EXPECT_EQ(recorded, std::vector<int64_t>{12});
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, JITTest, ::testing::Values(1u, 2u));
 
 } // namespace
