@@ -32,27 +32,21 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// One part's object and the time its compilation took.
+/// One part's object and the time its code generation took.
 struct CompiledPart {
   std::unique_ptr<MemoryBuffer> object;
-  double optimize = 0;
   double codegen = 0;
 };
 
-/// Optimizes and compiles `module` with a target machine of its own.
+/// Compiles `module` with a target machine of its own.
 Expected<CompiledPart> compilePart(Module &module,
-                                   orc::JITTargetMachineBuilder builder,
-                                   bool optimize) {
+                                   orc::JITTargetMachineBuilder builder) {
   Expected<std::unique_ptr<TargetMachine>> machine =
       builder.createTargetMachine();
   if (!machine)
     return machine.takeError();
   CompiledPart part;
   Clock::time_point start = Clock::now();
-  if (optimize)
-    optimizeModule(module, **machine);
-  part.optimize = secondsSince(start);
-  start = Clock::now();
   SmallVector<char, 0> object;
   raw_svector_ostream os(object);
   if (Error error = emitObject(module, **machine, os))
@@ -183,16 +177,15 @@ bool isStraightLine(const Function &function) {
   return backEdges.empty();
 }
 
-/// Compiles `module` in parts, at most `threads` at a time:
-/// - its `optnone` functions (the training driver) in one part, without
-///   optimization and with code generation at -O0;
-/// - its functions without loops (the step, which runs once per call) in
-///   one, optimized, with code generation at -O0: the step's time is in
-///   the loop nests and library calls that it calls, and -O1's instruction
-///   selection and scheduling of thousands of straight-line memref
-///   descriptor moves took a third of the compile time;
-/// - the loop nests split in up to `threads` parts, optimized, with code
-///   generation at `builder`'s level.
+/// Optimizes `module` (its `optnone` driver stays as it is), then
+/// generates its code in parts, at most `threads` at a time:
+/// - its `optnone` functions (the training driver) in one part, at -O0;
+/// - its functions without loops (a step that runs once per call) in one,
+///   at -O0: the step's time is in the loop nests and library calls that
+///   it calls, and -O1's instruction selection and scheduling of thousands
+///   of straight-line memref descriptor moves took a third of the compile
+///   time;
+/// - the rest split in up to `threads` parts, at `builder`'s level.
 /// An LLVMContext belongs to one thread, so each part travels as bitcode
 /// to a context of its own.
 Expected<SmallVector<CompiledPart>>
@@ -202,14 +195,27 @@ compileParts(std::unique_ptr<Module> module,
   Clock::time_point start = Clock::now();
   struct Part {
     SmallString<0> bitcode;
-    bool optimize;
     bool fastCodegen;
   };
   SmallVector<Part> parts;
   if (Error error = prepareForSplit(*module))
     return std::move(error);
+  // The whole module is optimized first, on one thread: a part optimized
+  // alone sees the functions of the other parts as declarations, and the
+  // LSTM's step (whose loop nests the split spreads over the parts) came
+  // out of it with code that took three times as long to compile.
+  {
+    orc::JITTargetMachineBuilder whole = builder;
+    Expected<std::unique_ptr<TargetMachine>> machine =
+        whole.createTargetMachine();
+    if (!machine)
+      return machine.takeError();
+    Clock::time_point optimizeStart = Clock::now();
+    optimizeModule(*module, **machine);
+    times.optimize = secondsSince(optimizeStart);
+  }
   Error invalid = Error::success();
-  auto keep = [&](Module &part, bool optimize, bool fastCodegen) {
+  auto keep = [&](Module &part, bool fastCodegen) {
     std::string problems;
     raw_string_ostream os(problems);
     if (verifyModule(part, &os)) {
@@ -220,7 +226,6 @@ compileParts(std::unique_ptr<Module> module,
       return;
     }
     Part &kept = parts.emplace_back();
-    kept.optimize = optimize;
     kept.fastCodegen = fastCodegen;
     raw_svector_ostream bitcode(kept.bitcode);
     WriteBitcodeToFile(part, bitcode);
@@ -229,18 +234,18 @@ compileParts(std::unique_ptr<Module> module,
           splitOff(*module, [](const Function &function) {
             return function.hasFnAttribute(Attribute::OptimizeNone);
           }))
-    keep(*driver, /*optimize=*/false, /*fastCodegen=*/true);
+    keep(*driver, /*fastCodegen=*/true);
   if (std::unique_ptr<Module> straightLine = splitOff(*module, isStraightLine))
-    keep(*straightLine, /*optimize=*/true, /*fastCodegen=*/true);
+    keep(*straightLine, /*fastCodegen=*/true);
   if (threads <= 1) {
-    keep(*module, /*optimize=*/true, /*fastCodegen=*/false);
+    keep(*module, /*fastCodegen=*/false);
   } else {
     // Round robin over the functions. Local symbols that another part
     // uses become hidden external ones.
     SplitModule(
         *module, threads,
         [&](std::unique_ptr<Module> part) {
-          keep(*part, /*optimize=*/true, /*fastCodegen=*/false);
+          keep(*part, /*fastCodegen=*/false);
         },
         /*PreserveLocals=*/false, /*RoundRobin=*/true);
   }
@@ -267,7 +272,7 @@ compileParts(std::unique_ptr<Module> module,
         orc::JITTargetMachineBuilder partBuilder = builder;
         if (parts[i].fastCodegen)
           partBuilder.setCodeGenOptLevel(CodeGenOptLevel::None);
-        results[i].emplace(compilePart(**part, partBuilder, parts[i].optimize));
+        results[i].emplace(compilePart(**part, partBuilder));
       });
     pool.wait();
   }
@@ -368,7 +373,6 @@ JITProgram::create(std::unique_ptr<Module> module,
     return process.takeError();
   dylib.addGenerator(std::move(*process));
   for (CompiledPart &part : *parts) {
-    times.optimize += part.optimize;
     times.codegen += part.codegen;
     if (Error error = program->jit->addObjectFile(std::move(part.object)))
       return std::move(error);

@@ -1,11 +1,12 @@
 //===- JIT.h - Compile the lowered step in parallel and load it -*- C++ -*-===//
 //
-// tofu-run's JIT: the LLVM module of a lowered training run is split into
-// parts (llvm::SplitModule), each part optimized and compiled to an object
-// on its own thread with its own LLVMContext, and the objects are linked
-// in process by ORC's LLJIT against the runtime libraries. Optimization and
-// code generation were most of a step's compile time and ran on one core
-// (docs/cpu.md, *Compile time and the JIT*).
+// tofu-run's JIT: the LLVM module of a lowered training run is optimized,
+// then split into parts (the driver, the straight-line functions, and
+// llvm::SplitModule's parts of the rest), each compiled to an object on its
+// own thread with its own LLVMContext, and the objects are linked in
+// process by ORC's LLJIT against the runtime libraries. Code generation
+// was most of a step's compile time and ran on one core (docs/cpu.md,
+// *The parallel JIT*).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,9 +45,9 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
                        llvm::raw_pwrite_stream &os);
 
-/// Where the JIT's time went, in seconds: the wall time of splitting and
-/// of the parallel part, and the optimization and code generation time
-/// summed over the parts.
+/// Where the JIT's time went, in seconds: the wall time of the whole
+/// module's optimization, of splitting and of the parallel code
+/// generation, and the code generation time summed over the parts.
 struct JITTimes {
   double split = 0;
   double parallel = 0;

@@ -180,8 +180,9 @@ static llvm::cl::opt<bool>
            llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<unsigned> jitThreads(
     "jit-threads",
-    llvm::cl::desc("Threads that optimize and compile the lowered program, "
-                   "one part of it each (default: the machine's cores over "
+    llvm::cl::desc("Threads that generate the machine code of the lowered "
+                   "program, one part of it each (default: the machine's "
+                   "cores over "
                    "the ranks that mpiexec started on it)"),
     llvm::cl::value_desc("N"), llvm::cl::init(0),
     llvm::cl::cat(tofuRunCategory));
@@ -986,11 +987,12 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::format(
         "compile time: %.3f s (lowering and JIT)\n"
         "  MLIR lowering %.3f s, translation to LLVM IR %.3f s, "
-        "optimization and code generation %.3f s (%u parts on %u threads; "
-        "optimization %.3f s, code generation %.3f s summed over them)\n",
+        "optimization and code generation %.3f s (optimization %.3f s; "
+        "code generation in %u parts on %u threads, %.3f s summed over "
+        "them)\n",
         seconds(now - compileStart), seconds(loweredAt - compileStart),
         seconds(translatedAt - loweredAt), seconds(now - translatedAt),
-        jitTimes.parts, jitTimes.threads, jitTimes.optimize, jitTimes.codegen);
+        jitTimes.optimize, jitTimes.parts, jitTimes.threads, jitTimes.codegen);
     llvm::outs().flush();
   }
   if (workers > 1) {
