@@ -58,57 +58,59 @@ Expected<CompiledPart> compilePart(Module &module,
   return part;
 }
 
+/// Makes the local `global` visible to the other parts (hidden: it stays
+/// inside the program).
+void exposeToParts(GlobalValue &global) {
+  if (!global.hasLocalLinkage())
+    return;
+  global.setLinkage(GlobalValue::ExternalLinkage);
+  global.setVisibility(GlobalValue::HiddenVisibility);
+}
+
 /// Moves the functions of `module` that `select` picks into a module of
 /// their own, returned, and leaves their declarations behind. The local
 /// symbols that they use become hidden external ones, defined in `module`.
 /// Returns null when `select` picks none.
 std::unique_ptr<Module> splitOff(Module &module,
                                  function_ref<bool(const Function &)> select) {
-  SmallPtrSet<const GlobalValue *, 4> picked;
-  for (const Function &function : module)
+  SmallPtrSet<GlobalValue *, 4> picked;
+  for (Function &function : module)
     if (!function.isDeclaration() && select(function))
       picked.insert(&function);
   if (picked.empty())
     return nullptr;
   // The symbols that the functions refer to, through constants too.
-  SmallVector<const Constant *> constants;
-  for (const GlobalValue *value : picked)
-    for (const Instruction &inst : instructions(cast<Function>(value)))
-      for (const Value *operand : inst.operands())
-        if (const auto *constant = dyn_cast<Constant>(operand))
+  SmallVector<Constant *> constants;
+  for (GlobalValue *value : picked)
+    for (Instruction &inst : instructions(cast<Function>(value)))
+      for (Value *operand : inst.operands())
+        if (auto *constant = dyn_cast<Constant>(operand))
           constants.push_back(constant);
-  SmallPtrSet<const Constant *, 32> seen;
+  SmallPtrSet<Constant *, 32> seen;
   while (!constants.empty()) {
-    const Constant *constant = constants.pop_back_val();
+    Constant *constant = constants.pop_back_val();
     if (!seen.insert(constant).second)
       continue;
-    if (const auto *global = dyn_cast<GlobalValue>(constant)) {
-      if (global->hasLocalLinkage() && !picked.contains(global)) {
-        auto *used = const_cast<GlobalValue *>(global);
-        used->setLinkage(GlobalValue::ExternalLinkage);
-        used->setVisibility(GlobalValue::HiddenVisibility);
-      }
+    if (auto *global = dyn_cast<GlobalValue>(constant)) {
+      if (!picked.contains(global))
+        exposeToParts(*global);
       continue;
     }
-    for (const Value *operand : constant->operands())
-      if (const auto *constant = dyn_cast<Constant>(operand))
+    for (Value *operand : constant->operands())
+      if (auto *constant = dyn_cast<Constant>(operand))
         constants.push_back(constant);
   }
   // A picked function that the rest calls must be visible to it.
-  for (const GlobalValue *value : picked) {
-    auto *function = const_cast<Function *>(cast<Function>(value));
-    if (function->hasLocalLinkage() && !function->use_empty()) {
-      function->setLinkage(GlobalValue::ExternalLinkage);
-      function->setVisibility(GlobalValue::HiddenVisibility);
-    }
-  }
+  for (GlobalValue *value : picked)
+    if (!value->use_empty())
+      exposeToParts(*value);
   ValueToValueMapTy map;
   std::unique_ptr<Module> part =
       CloneModule(module, map, [&](const GlobalValue *value) {
         return picked.contains(value);
       });
-  for (const GlobalValue *value : picked)
-    const_cast<Function *>(cast<Function>(value))->deleteBody();
+  for (GlobalValue *value : picked)
+    cast<Function>(value)->deleteBody();
   return part;
 }
 
@@ -119,7 +121,9 @@ std::unique_ptr<Module> splitOff(Module &module,
 /// them (the GPU lowering loads its kernels in a constructor).
 Expected<SmallVector<std::string>> takeStructors(Module &module,
                                                  bool constructors) {
-  SmallVector<std::pair<unsigned, Function *>> entries;
+  // (priority, position in the array, function): equal priorities keep
+  // the array's order.
+  SmallVector<std::tuple<unsigned, size_t, Function *>> entries;
   for (const orc::CtorDtorIterator::Element &entry :
        constructors ? orc::getConstructors(module)
                     : orc::getDestructors(module)) {
@@ -127,18 +131,17 @@ Expected<SmallVector<std::string>> takeStructors(Module &module,
       return createStringError(
           Twine(constructors ? "llvm.global_ctors" : "llvm.global_dtors") +
           " has an entry that is not a function");
-    entries.push_back({entry.Priority, entry.Func});
+    entries.push_back({entry.Priority, entries.size(), entry.Func});
   }
-  std::stable_sort(
-      entries.begin(), entries.end(), [&](const auto &a, const auto &b) {
-        return constructors ? a.first < b.first : a.first > b.first;
-      });
+  llvm::sort(entries, [&](const auto &a, const auto &b) {
+    if (std::get<0>(a) != std::get<0>(b))
+      return constructors ? std::get<0>(a) < std::get<0>(b)
+                          : std::get<0>(a) > std::get<0>(b);
+    return std::get<1>(a) < std::get<1>(b);
+  });
   SmallVector<std::string> names;
-  for (auto &[priority, function] : entries) {
-    if (function->hasLocalLinkage()) {
-      function->setLinkage(GlobalValue::ExternalLinkage);
-      function->setVisibility(GlobalValue::HiddenVisibility);
-    }
+  for (auto &[priority, position, function] : entries) {
+    exposeToParts(*function);
     names.push_back(function->getName().str());
   }
   if (GlobalVariable *array = module.getNamedGlobal(
@@ -192,7 +195,6 @@ Expected<SmallVector<CompiledPart>>
 compileParts(std::unique_ptr<Module> module,
              const orc::JITTargetMachineBuilder &builder, unsigned threads,
              JITTimes &times) {
-  Clock::time_point start = Clock::now();
   struct Part {
     SmallString<0> bitcode;
     bool fastCodegen;
@@ -203,7 +205,7 @@ compileParts(std::unique_ptr<Module> module,
   // The whole module is optimized first, on one thread: a part optimized
   // alone sees the functions of the other parts as declarations, and the
   // LSTM's step (whose loop nests the split spreads over the parts) came
-  // out of it with code that took three times as long to compile.
+  // out of it with code that took about three times as long to generate.
   {
     orc::JITTargetMachineBuilder whole = builder;
     Expected<std::unique_ptr<TargetMachine>> machine =
@@ -252,9 +254,7 @@ compileParts(std::unique_ptr<Module> module,
   module.reset();
   if (invalid)
     return std::move(invalid);
-  times.split = secondsSince(start);
 
-  start = Clock::now();
   SmallVector<std::optional<Expected<CompiledPart>>> results(parts.size());
   {
     DefaultThreadPool pool(hardware_concurrency(threads));
@@ -276,7 +276,6 @@ compileParts(std::unique_ptr<Module> module,
       });
     pool.wait();
   }
-  times.parallel = secondsSince(start);
   SmallVector<CompiledPart> compiled;
   Error errors = Error::success();
   for (std::optional<Expected<CompiledPart>> &result : results) {

@@ -45,12 +45,9 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
                        llvm::raw_pwrite_stream &os);
 
-/// Where the JIT's time went, in seconds: the wall time of the whole
-/// module's optimization, of splitting and of the parallel code
-/// generation, and the code generation time summed over the parts.
+/// Where the JIT's time went, in seconds: the whole module's optimization,
+/// and the code generation time summed over the parts.
 struct JITTimes {
-  double split = 0;
-  double parallel = 0;
   double optimize = 0;
   double codegen = 0;
   unsigned parts = 0;

@@ -182,8 +182,7 @@ static llvm::cl::opt<unsigned> jitThreads(
     "jit-threads",
     llvm::cl::desc("Threads that generate the machine code of the lowered "
                    "program, one part of it each (default: the machine's "
-                   "cores over "
-                   "the ranks that mpiexec started on it)"),
+                   "cores over the ranks that mpiexec started on it)"),
     llvm::cl::value_desc("N"), llvm::cl::init(0),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> libraryReport(
