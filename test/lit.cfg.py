@@ -167,11 +167,12 @@ project_lib_runner = ("env LD_PRELOAD=%s mlir-runner" %
                       config.tofu_asan_runtime
                       if config.tofu_sanitizers else "mlir-runner")
 
-# A bufferized program with library calls, executed on the CPU with the
-# host stand-in of the GEMM entry point.
+# A bufferized program with its deallocations and library calls (in the
+# order of tofu-gpu-pipeline), executed on the CPU with the host stand-in
+# of the GEMM entry point.
 config.substitutions.append((
     "%run_bufferized_on_cpu",
-    "mlir-opt --buffer-deallocation-pipeline --convert-linalg-to-loops "
+    "mlir-opt --convert-linalg-to-loops "
     "--expand-strided-metadata --lower-affine --convert-scf-to-cf "
     "--convert-math-to-llvm --convert-math-to-libm --convert-to-llvm "
     "--reconcile-unrealized-casts | %s -e main "

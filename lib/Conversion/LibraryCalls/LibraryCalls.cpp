@@ -127,15 +127,16 @@ float takeZeroFillBefore(Operation *op, Value buffer) {
 
 /// Declares `name` and calls it with `args` in place of `op`, tagged with
 /// the library and the op's FLOPs for the backends' reports.
-void createLibraryCall(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
-                       StringRef name, StringRef library,
-                       ArrayRef<Value> args) {
+func::CallOp createLibraryCall(OpBuilder &b, ModuleOp module,
+                               linalg::LinalgOp op, StringRef name,
+                               StringRef library, ArrayRef<Value> args) {
   func::FuncOp callee =
       declareRuntimeFunction(module, name, ValueRange(args).getTypes(), {});
   auto call = func::CallOp::create(b, op.getLoc(), callee, args);
   call->setAttr(kLibraryAttr, b.getStringAttr(library));
   if (std::optional<int64_t> flops = getMultiplyAccumulateFlops(op))
     call->setAttr("tofu.flops", b.getI64IntegerAttr(*flops));
+  return call;
 }
 
 } // namespace
@@ -151,15 +152,25 @@ struct GroupDim {
   SmallVector<int64_t, 2> staticStrides;
 };
 
-/// Folds `loops` into one GroupDim. The group is one dimension of an
-/// operand when each of its loops strides over the next one's whole
-/// extent; `conditions` gets each such equality that the buffers' static
-/// strides do not settle. Returns false when one of them is statically
-/// false.
-static bool foldGroup(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
-                      ArrayRef<const OperandView *> holders, GroupDim &group,
-                      SmallVector<Value> &conditions) {
-  const OperandView &first = *holders.front();
+/// A product's operands A, B and C as the call sees them: the views, the M,
+/// N and K groups, and per operand whether its strides rule the call out
+/// (`fails`) or the conditions at run time under which they allow it.
+struct ProductOperands {
+  OperandView views[3];
+  GroupDim gm, gn, gk;
+  bool fails[3] = {false, false, false};
+  SmallVector<Value> conditions[3];
+};
+
+/// Folds `loops` into one GroupDim of the operands `holders` (0 A, 1 B,
+/// 2 C). The group is one dimension of an operand when each of its loops
+/// strides over the next one's whole extent: an operand gets each such
+/// equality that its static strides do not settle as a condition, and
+/// fails when one of them is statically false.
+static void foldGroup(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
+                      ArrayRef<unsigned> holders, ProductOperands &operands,
+                      GroupDim &group) {
+  const OperandView &first = operands.views[holders.front()];
   group.size = first.loopSizes[loops.front()];
   for (unsigned loop : loops.drop_front())
     group.size =
@@ -171,28 +182,28 @@ static bool foldGroup(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
         llvm::MulOverflow(group.staticSize, extent, group.staticSize))
       group.staticSize = ShapedType::kDynamic;
   }
-  for (const OperandView *view : holders) {
-    group.strides.push_back(view->loopStrides[loops.back()]);
-    group.staticStrides.push_back(view->staticStrides[loops.back()]);
+  for (unsigned holder : holders) {
+    const OperandView &view = operands.views[holder];
+    group.strides.push_back(view.loopStrides[loops.back()]);
+    group.staticStrides.push_back(view.staticStrides[loops.back()]);
     for (auto [outer, inner] :
          llvm::zip(loops.drop_back(), loops.drop_front())) {
-      int64_t stride = view->staticStrides[inner];
-      int64_t extent = view->staticSizes[inner];
-      int64_t have = view->staticStrides[outer];
+      int64_t stride = view.staticStrides[inner];
+      int64_t extent = view.staticSizes[inner];
+      int64_t have = view.staticStrides[outer];
       if (!ShapedType::isDynamic(stride) && !ShapedType::isDynamic(extent) &&
           !ShapedType::isDynamic(have)) {
         int64_t want;
         if (llvm::MulOverflow(stride, extent, want) || have != want)
-          return false;
+          operands.fails[holder] = true;
         continue;
       }
-      Value want = arith::MulIOp::create(b, loc, view->loopStrides[inner],
-                                         view->loopSizes[inner]);
-      conditions.push_back(arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, view->loopStrides[outer], want));
+      Value want = arith::MulIOp::create(b, loc, view.loopStrides[inner],
+                                         view.loopSizes[inner]);
+      operands.conditions[holder].push_back(arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, view.loopStrides[outer], want));
     }
   }
-  return true;
 }
 
 /// One operand as the call sees it: a rows x cols matrix with a row and a
@@ -249,93 +260,75 @@ static Value isUsableAtRunTime(OpBuilder &b, Location loc,
   return any(columnMajor, rowMajor);
 }
 
-/// Replaces `op` by a call of the runtime's GEMM. A product whose grouped
-/// loops the buffers' strides do not make one dimension each stays as it
-/// is (generated loops); where only the strides at run time can tell, the
-/// call runs under that condition and the op, with its zero fill, is the
-/// other branch.
-static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
-                      const GemmMatch &match, StringRef entry,
-                      StringRef library, StringRef pass) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  Value a = op.getDpsInputOperand(match.lhsInput)->get();
-  Value bb = op.getDpsInputOperand(match.rhsInput)->get();
-  Value c = op.getDpsInitOperand(0)->get();
-
-  OperandView va = getOperandView(b, loc, a, maps[match.lhsInput]);
-  OperandView vb = getOperandView(b, loc, bb, maps[match.rhsInput]);
-  OperandView vc = getOperandView(b, loc, c, maps[2]);
-
+/// The operands `values` (A, B, C) of `match` with `maps` as the call
+/// would see them. Each operand must be one the runtime's plan takes:
+/// settled by the types, or checked at run time with the groups, and
+/// where the operand's innermost dimension is a batch loop (a contiguous
+/// buffer then has no unit-stride matrix dimension: `ikb,kjb->bij` on
+/// function arguments, whose strides are known only at run time).
+static ProductOperands describeOperands(OpBuilder &b, Location loc,
+                                        const GemmMatch &match,
+                                        ArrayRef<AffineMap> maps,
+                                        ArrayRef<Value> values) {
+  ProductOperands p;
+  for (unsigned i = 0; i < 3; ++i)
+    p.views[i] = getOperandView(b, loc, values[i], maps[i]);
   // m, n, k and their strides: C (m, n), A (m, k), B (k, n); the extents
   // of m and n are C's, that of k is A's.
-  GroupDim gm, gn, gk;
-  SmallVector<Value> conditions;
-  if (!foldGroup(b, loc, match.mLoops, {&vc, &va}, gm, conditions) ||
-      !foldGroup(b, loc, match.nLoops, {&vc, &vb}, gn, conditions) ||
-      !foldGroup(b, loc, match.kLoops, {&va, &vb}, gk, conditions)) {
-    LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
-                            << " stays loops: a group is not contiguous\n");
-    return;
-  }
-  // Each operand must be one the runtime's plan takes: settled by the
-  // types, or checked at run time with the groups, and where the operand's
-  // innermost dimension is a batch loop (a contiguous buffer then has no
-  // unit-stride matrix dimension: `ikb,kjb->bij` on function arguments,
-  // whose strides are known only at run time).
+  foldGroup(b, loc, match.mLoops, {2, 0}, p, p.gm);
+  foldGroup(b, loc, match.nLoops, {2, 1}, p, p.gn);
+  foldGroup(b, loc, match.kLoops, {0, 1}, p, p.gk);
   auto batchInnermost = [&](AffineMap map) {
     return map.getNumResults() > 0 &&
            llvm::is_contained(
                match.batchLoops,
                cast<AffineDimExpr>(map.getResults().back()).getPosition());
   };
-  AffineMap operandMaps[] = {maps[match.lhsInput], maps[match.rhsInput],
-                             maps[2]};
-  CallOperand operands[] = {CallOperand{gm, gk, 1, 0},
-                            CallOperand{gk, gn, 1, 1},
-                            CallOperand{gm, gn, 0, 0}};
+  CallOperand operands[] = {CallOperand{p.gm, p.gk, 1, 0},
+                            CallOperand{p.gk, p.gn, 1, 1},
+                            CallOperand{p.gm, p.gn, 0, 0}};
   std::optional<bool> usable[3];
-  bool checked = !conditions.empty();
+  bool checked = llvm::any_of(
+      p.conditions, [](const SmallVector<Value> &c) { return !c.empty(); });
   for (unsigned i = 0; i < 3; ++i) {
     usable[i] = isUsableStatically(operands[i]);
-    if (usable[i] == false) {
-      LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
-                              << " stays loops: no BLAS operand\n");
-      return;
-    }
-    checked |= !usable[i] && batchInnermost(operandMaps[i]);
+    if (usable[i] == false)
+      p.fails[i] = true;
+    checked |= !usable[i] && batchInnermost(maps[i]);
   }
   for (unsigned i = 0; i < 3; ++i)
-    if (!usable[i] && checked)
-      conditions.push_back(isUsableAtRunTime(b, loc, operands[i]));
-  Value m = gm.size, n = gn.size, k = gk.size;
-  linalg::FillOp fill = getZeroFillBefore(op, c);
-  // The first iteration of the accumulation loops overwrites C in place of
-  // the fill only where there is a first iteration: with an extent that
-  // may be 0 the fill stays (and every call adds into C).
-  if (llvm::any_of(match.accumulateLoops, [&](unsigned loop) {
-        int64_t extent = va.staticSizes[loop];
-        return ShapedType::isDynamic(extent) || extent == 0;
-      }))
-    fill = nullptr;
-  float beta = fill ? 0.0f : 1.0f;
-  if (!conditions.empty()) {
-    Value all = conditions.front();
-    for (Value cond : ArrayRef<Value>(conditions).drop_front())
-      all = arith::AndIOp::create(b, loc, all, cond);
-    auto ifOp = scf::IfOp::create(b, loc, all, /*withElseRegion=*/true);
-    if (fill) {
-      fill->moveBefore(ifOp.elseBlock()->getTerminator());
-      fill->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
-    }
-    op->moveBefore(ifOp.elseBlock()->getTerminator());
-    op->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  } else if (fill) {
-    fill.erase();
-  }
+    if (!usable[i] && checked && !p.fails[i])
+      p.conditions[i].push_back(isUsableAtRunTime(b, loc, operands[i]));
+  return p;
+}
 
+/// Whether a contiguous copy of input `input` (0 A, 1 B) of `match` makes
+/// it an operand the call takes: its shape is static, so that the copy's
+/// strides are too, and its innermost dimension is a loop of one of its
+/// two matrix groups (it gets the unit stride), which holds every group
+/// adjacent and in order as matchGemm requires.
+static bool copyMakesOperand(Value input, AffineMap map,
+                             const GemmMatch &match) {
+  auto type = cast<MemRefType>(input.getType());
+  if (!type.hasStaticShape() || map.getNumResults() == 0)
+    return false;
+  unsigned innermost =
+      cast<AffineDimExpr>(map.getResults().back()).getPosition();
+  return !llvm::is_contained(match.batchLoops, innermost) &&
+         !llvm::is_contained(match.accumulateLoops, innermost);
+}
+
+/// Emits the call of `entry` for `match` on `p` at `b`'s insertion point:
+/// accumulation loops, then outer batch loops, one (strided-batched) call
+/// per iteration. The accumulation loops hold neither C nor its extents:
+/// their calls add into the same C (stride 0), all but the first where C
+/// starts from a dropped zero fill (`beta` 0).
+static func::CallOp emitGemmCall(OpBuilder &b, ModuleOp module,
+                                 linalg::LinalgOp op, const GemmMatch &match,
+                                 const ProductOperands &p, float beta,
+                                 StringRef entry, StringRef library) {
+  Location loc = op.getLoc();
+  const OperandView &va = p.views[0], &vb = p.views[1], &vc = p.views[2];
   Value one = index(b, loc, 1);
   Value batch = one;
   Value zero = index(b, loc, 0);
@@ -349,11 +342,7 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
     bBatch = vb.loopStrides[inner];
     cBatch = vc.loopStrides[inner];
   }
-
-  // Accumulation loops, then outer batch loops: one (strided-batched)
-  // call per iteration. The accumulation loops hold neither C nor its
-  // extents: their calls add into the same C (stride 0), all but the
-  // first where C starts from the dropped zero fill.
+  OpBuilder::InsertionGuard guard(b);
   Value pa = va.address, pb = vb.address, pc = vc.address;
   Value bytes = index(b, loc, getElementBytes(match.elementType));
   Value first;
@@ -381,22 +370,10 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
   for (unsigned loop : outer)
     loopOver(vc.loopSizes[loop], loop);
 
-  SmallVector<Value> args{batch,
-                          m,
-                          n,
-                          k,
-                          pa,
-                          gm.strides[1],
-                          gk.strides[0],
-                          aBatch,
-                          pb,
-                          gk.strides[1],
-                          gn.strides[1],
-                          bBatch,
-                          pc,
-                          gm.strides[0],
-                          gn.strides[0],
-                          cBatch};
+  SmallVector<Value> args{batch, p.gm.size,       p.gn.size,       p.gk.size,
+                          pa,    p.gm.strides[1], p.gk.strides[0], aBatch,
+                          pb,    p.gk.strides[1], p.gn.strides[1], bBatch,
+                          pc,    p.gm.strides[0], p.gn.strides[0], cBatch};
   Value betaValue = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                    llvm::APFloat(beta));
   if (first && beta != 1.0f)
@@ -405,13 +382,140 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
         arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                        llvm::APFloat(1.0f)));
   args.push_back(betaValue);
-  createLibraryCall(b, module, op, entry, library, args);
-  LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName() << " -> " << entry
-                          << " beta " << beta
-                          << (conditions.empty() ? "" : " (checked strides)")
-                          << "\n");
-  if (conditions.empty())
+  return createLibraryCall(b, module, op, entry, library, args);
+}
+
+/// An scf.if on the conjunction of `conditions` at `b`, with `b` left at
+/// the start of its then-branch.
+static scf::IfOp createGuard(OpBuilder &b, Location loc,
+                             ArrayRef<Value> conditions) {
+  Value all = conditions.front();
+  for (Value cond : conditions.drop_front())
+    all = arith::AndIOp::create(b, loc, all, cond);
+  auto ifOp = scf::IfOp::create(b, loc, all, /*withElseRegion=*/true);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  return ifOp;
+}
+
+/// Replaces `op` by a call of the runtime's GEMM, on its operands as they
+/// are where their strides allow it. An input whose strides rule the call
+/// out (two loops of one group that are not one dimension of it: a slice
+/// of the batch of a product batched over time steps and the batch) is
+/// read from a contiguous copy. A product whose output's strides rule it
+/// out stays as it is (generated loops). Where only the strides at run
+/// time can tell, the call runs under that condition, and the other branch
+/// is the call on copies or the op with its zero fill; the reports count
+/// the first.
+static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
+                      const GemmMatch &match, StringRef entry,
+                      StringRef library, StringRef pass) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<AffineMap> allMaps = op.getIndexingMapsArray();
+  AffineMap maps[] = {allMaps[match.lhsInput], allMaps[match.rhsInput],
+                      allMaps[2]};
+  Value values[] = {op.getDpsInputOperand(match.lhsInput)->get(),
+                    op.getDpsInputOperand(match.rhsInput)->get(),
+                    op.getDpsInitOperand(0)->get()};
+  ProductOperands given = describeOperands(b, loc, match, maps, values);
+  linalg::FillOp fill = getZeroFillBefore(op, values[2]);
+  // The first iteration of the accumulation loops overwrites C in place of
+  // the fill only where there is a first iteration: with an extent that
+  // may be 0 the fill stays (and every call adds into C).
+  if (llvm::any_of(match.accumulateLoops, [&](unsigned loop) {
+        int64_t extent = given.views[0].staticSizes[loop];
+        return ShapedType::isDynamic(extent) || extent == 0;
+      }))
+    fill = nullptr;
+  float beta = fill ? 0.0f : 1.0f;
+  bool copyable[2];
+  for (unsigned i = 0; i < 2; ++i)
+    copyable[i] = copyMakesOperand(values[i], maps[i], match);
+  if (given.fails[2] || (given.fails[0] && !copyable[0]) ||
+      (given.fails[1] && !copyable[1])) {
+    LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()
+                            << " stays loops: no BLAS operand\n");
+    return;
+  }
+  scf::IfOp guard;
+  auto conditionsOf = [&](ArrayRef<unsigned> which) {
+    SmallVector<Value> all;
+    for (unsigned i : which)
+      llvm::append_range(all, given.conditions[i]);
+    return all;
+  };
+  // The operands as they are.
+  bool called = false;
+  if (!given.fails[0] && !given.fails[1]) {
+    SmallVector<Value> conditions = conditionsOf({0, 1, 2});
+    if (!conditions.empty())
+      guard = createGuard(b, loc, conditions);
+    emitGemmCall(b, module, op, match, given, beta, entry, library);
+    LLVM_DEBUG(llvm::dbgs()
+               << pass << ": " << op->getName() << " -> " << entry << " beta "
+               << beta << (guard ? " (checked strides)" : "") << "\n");
+    called = true;
+    if (guard)
+      b.setInsertionPoint(guard.elseBlock()->getTerminator());
+  }
+  // Contiguous copies of the inputs whose strides rule the call out or
+  // may: the call on them, under the other operands' conditions.
+  bool copy[2];
+  for (unsigned i = 0; i < 2; ++i)
+    copy[i] = copyable[i] && (given.fails[i] || !given.conditions[i].empty());
+  if ((!called || guard) && (copy[0] || copy[1])) {
+    SmallVector<unsigned> kept{2};
+    for (unsigned i = 0; i < 2; ++i)
+      if (!copy[i])
+        kept.push_back(i);
+    SmallVector<Value> conditions = conditionsOf(kept);
+    guard = conditions.empty() ? scf::IfOp() : createGuard(b, loc, conditions);
+    Value operands[] = {values[0], values[1], values[2]};
+    SmallVector<Operation *> fallbackOps;
+    for (unsigned i = 0; i < 2; ++i) {
+      if (!copy[i])
+        continue;
+      auto type = cast<MemRefType>(values[i].getType());
+      auto alloc = memref::AllocOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+      auto copyOp = linalg::CopyOp::create(b, loc, ValueRange{values[i]},
+                                           ValueRange{alloc.getResult()});
+      operands[i] = alloc;
+      fallbackOps.push_back(copyOp);
+    }
+    ProductOperands copies = describeOperands(b, loc, match, maps, operands);
+    func::CallOp call =
+        emitGemmCall(b, module, op, match, copies, beta, entry, library);
+    fallbackOps.push_back(call);
+    for (unsigned i = 0; i < 2; ++i)
+      if (copy[i])
+        memref::DeallocOp::create(b, loc, operands[i]);
+    // The reports count one call per product: the one on the operands as
+    // they are where there is one.
+    if (called)
+      for (Operation *fallback : fallbackOps)
+        fallback->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
+    LLVM_DEBUG(llvm::dbgs()
+               << pass << ": " << op->getName() << " -> " << entry << " beta "
+               << beta << " on copies"
+               << (called ? " where the strides rule it out" : "") << "\n");
+    called = true;
+    if (guard)
+      b.setInsertionPoint(guard.elseBlock()->getTerminator());
+  }
+  if (!guard) {
+    if (fill)
+      fill.erase();
     op->erase();
+    return;
+  }
+  // The op, where the operands' strides rule out every call.
+  if (fill) {
+    fill->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    fill->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
+  }
+  op->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+  op->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
 }
 
 /// Replaces `op` by a call of the runtime's convolution of its kind, on

@@ -62,6 +62,9 @@ struct Counts {
 Counts countFunction(FunctionOpInterface func) {
   Counts counts;
   func.walk([&](Operation *op) {
+    // What runs only where the strides rule out a library call.
+    if (op->hasAttr(tofu::kLibraryFallbackAttr))
+      return;
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto library = call->getAttrOfType<StringAttr>(tofu::kLibraryAttr);
       if (!library)
@@ -74,8 +77,6 @@ Counts countFunction(FunctionOpInterface func) {
       c.second += flops ? flops.getInt() : 0;
       return;
     }
-    if (op->hasAttr(tofu::kLibraryFallbackAttr))
-      return;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       ++counts.generatedOps;
       if (std::optional<int64_t> flops = tofu::getKernelFlops(linalgOp))

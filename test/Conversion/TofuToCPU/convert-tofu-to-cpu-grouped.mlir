@@ -36,8 +36,9 @@ func.func @static(%x: memref<8x16xf32>, %w: memref<16x4x5xf32>, %o: memref<8x4x5
 // The weight's strides are only known at run time: the call runs when
 // stride(g) = 5 * stride(h) and the weight, as the 16 x 20 matrix B, has a
 // unit stride along one dimension and a stride of at least the other's
-// extent along the other (as the runtime's plan needs); the op and its
-// fill run otherwise.
+// extent along the other (as the runtime's plan needs); otherwise the call
+// reads a contiguous copy of the weight (and the reports count the first
+// call only). The zero fill goes: both calls write C with beta 0.
 // CHECK-LABEL: func.func @dynamic
 // CHECK: %[[BASE:.*]], %{{.*}}, %{{.*}}:3, %[[S:.*]]:3 = memref.extract_strided_metadata %arg1
 // CHECK: %[[WANT:.*]] = arith.muli %[[S]]#2, %c5
@@ -53,9 +54,15 @@ func.func @static(%x: memref<8x16xf32>, %w: memref<16x4x5xf32>, %o: memref<8x4x5
 // CHECK: scf.if %[[OK]] {
 // CHECK:   call @tofu_cpu_sgemm(%c1, %c8, %c20, %c16, %{{.*}}, %c16, %c1, %c0, %{{.*}}, %[[S]]#0, %[[S]]#2, %c0, %{{.*}}, %c20, %c1, %c0, %cst)
 // CHECK: } else {
-// CHECK:   linalg.fill {tofu.library_fallback}
-// CHECK:   linalg.generic
-// CHECK-SAME: tofu.library_fallback
+// CHECK:   %[[COPY:.*]] = memref.alloc() : memref<16x4x5xf32>
+// CHECK:   linalg.copy {tofu.library_fallback} ins(%arg1 : {{.*}}) outs(%[[COPY]] : memref<16x4x5xf32>)
+// CHECK:   %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[COPY]]
+// CHECK:   call @tofu_cpu_sgemm(%c1, %c8, %c20, %c16, %{{.*}}, %c16, %c1, %c0, %[[P]], %c20, %c1, %c0, %{{.*}}, %c20, %c1, %c0, %cst) {{.*}}tofu.library_fallback
+// CHECK:   memref.dealloc %[[COPY]]
+// CHECK: }
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.generic
+// CHECK: return
 func.func @dynamic(%x: memref<8x16xf32>, %w: memref<16x4x5xf32, strided<[?, ?, ?], offset: ?>>, %o: memref<8x4x5xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%o : memref<8x4x5xf32>)
@@ -69,11 +76,16 @@ func.func @dynamic(%x: memref<8x16xf32>, %w: memref<16x4x5xf32, strided<[?, ?, ?
   return
 }
 
-// stride(g) = 10, not 5: the group is no dimension of the weight.
+// stride(g) = 10, not 5: the group is no dimension of the weight, which
+// the call reads from a contiguous copy (beta 1: no zero fill here).
 // CHECK-LABEL: func.func @gapped
-// CHECK-NOT: call
-// CHECK: linalg.generic
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<16x4x5xf32>
+// CHECK: linalg.copy ins(%arg1 : {{.*}}) outs(%[[COPY]] : memref<16x4x5xf32>)
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[COPY]]
+// CHECK: call @tofu_cpu_sgemm(%c1, %c8, %c20, %c16, %{{.*}}, %c16, %c1, %c0, %[[P]], %c20, %c1, %c0, %{{.*}}, %c20, %c1, %c0, %cst)
 // CHECK-NOT: tofu.library_fallback
+// CHECK: memref.dealloc %[[COPY]]
+// CHECK-NOT: linalg.generic
 // CHECK: return
 func.func @gapped(%x: memref<8x16xf32>, %w: memref<16x4x5xf32, strided<[40, 10, 1]>>, %o: memref<8x4x5xf32>) {
   linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
@@ -103,11 +115,12 @@ func.func @grouped_k(%dy: memref<8x4x5xf32>, %w: memref<16x4x5xf32>, %dx: memref
 }
 
 // The weight broadcast along both of its dimensions: no unit stride; the
-// matmul stays for convert-linalg-to-loops.
+// call reads a contiguous copy.
 // CHECK-LABEL: func.func @broadcast
-// CHECK-NOT: call
-// CHECK: linalg.matmul
-// CHECK-NOT: tofu.library_fallback
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<16x20xf32>
+// CHECK: linalg.copy ins(%arg1 : memref<16x20xf32, strided<[0, 0]>>) outs(%[[COPY]] : memref<16x20xf32>)
+// CHECK: call @tofu_cpu_sgemm
+// CHECK-NOT: linalg.matmul
 // CHECK: return
 func.func @broadcast(%x: memref<8x16xf32>, %w: memref<16x20xf32, strided<[0, 0]>>, %o: memref<8x20xf32>) {
   linalg.matmul ins(%x, %w : memref<8x16xf32>, memref<16x20xf32, strided<[0, 0]>>) outs(%o : memref<8x20xf32>)

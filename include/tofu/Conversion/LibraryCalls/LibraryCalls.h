@@ -40,9 +40,10 @@ namespace tofu {
 /// convert-tofu-to-mpi{runtime=gpu}); the reports count the calls by it.
 inline constexpr llvm::StringLiteral kLibraryAttr = "tofu.library";
 
-/// On a linalg op that a library call replaces when the buffers' strides
-/// allow it, checked at run time: the op is the other branch, and the
-/// reports count the call, not the op.
+/// On what runs where the buffers' strides, checked at run time, rule out
+/// a library call on the operands as they are: the linalg op that the call
+/// replaces, or a call on contiguous copies of its inputs and the copies.
+/// The reports count the first call, not these.
 inline constexpr llvm::StringLiteral kLibraryFallbackAttr =
     "tofu.library_fallback";
 
