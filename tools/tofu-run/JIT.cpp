@@ -12,7 +12,10 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Object/SymbolSize.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
@@ -373,6 +376,25 @@ JITProgram::create(std::unique_ptr<Module> module,
   dylib.addGenerator(std::move(*process));
   for (CompiledPart &part : *parts) {
     times.codegen += part.codegen;
+    Expected<std::unique_ptr<object::ObjectFile>> file =
+        object::ObjectFile::createObjectFile(part.object->getMemBufferRef());
+    if (!file)
+      return file.takeError();
+    for (auto [symbol, size] : object::computeSymbolSizes(**file)) {
+      Expected<object::SymbolRef::Type> type = symbol.getType();
+      Expected<uint32_t> flags = symbol.getFlags();
+      Expected<StringRef> name = symbol.getName();
+      if (!type || !flags || !name) {
+        consumeError(type.takeError());
+        consumeError(flags.takeError());
+        consumeError(name.takeError());
+        continue;
+      }
+      if (*type == object::SymbolRef::ST_Function &&
+          !(*flags & object::SymbolRef::SF_Undefined) &&
+          (*flags & object::SymbolRef::SF_Global))
+        program->functions.emplace_back(name->str(), size);
+    }
     if (Error error = program->jit->addObjectFile(std::move(part.object)))
       return std::move(error);
   }
@@ -398,6 +420,21 @@ Error JITProgram::runAll(ArrayRef<std::string> names) {
 Error JITProgram::initialize() { return runAll(constructors); }
 
 Error JITProgram::deinitialize() { return runAll(destructors); }
+
+Error JITProgram::writePerfMap(StringRef path) {
+  std::error_code code;
+  raw_fd_ostream os(path, code, sys::fs::OF_Append | sys::fs::OF_Text);
+  if (code)
+    return createStringError(code, "cannot open '%s'", path.str().c_str());
+  for (const auto &[name, size] : functions) {
+    Expected<void *> address = lookup(name);
+    if (!address)
+      return address.takeError();
+    os << format_hex_no_prefix(reinterpret_cast<uintptr_t>(*address), 1) << ' '
+       << format_hex_no_prefix(size, 1) << ' ' << name << '\n';
+  }
+  return Error::success();
+}
 
 Expected<void *> JITProgram::lookup(StringRef name) {
   Expected<orc::ExecutorAddr> address = jit->lookup(name);

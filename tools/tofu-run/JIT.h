@@ -76,6 +76,12 @@ public:
   /// Runs the module's destructors (llvm.global_dtors).
   llvm::Error deinitialize();
 
+  /// Writes the address, size and name of every compiled function to
+  /// `path` in perf's map format (`/tmp/perf-<pid>.map` is the file `perf
+  /// report` reads for the process): without it perf shows the step's
+  /// generated code as bare addresses.
+  llvm::Error writePerfMap(llvm::StringRef path);
+
 private:
   JITProgram() = default;
   llvm::Error runAll(llvm::ArrayRef<std::string> names);
@@ -83,6 +89,8 @@ private:
   std::unique_ptr<llvm::orc::LLJIT> jit;
   llvm::SmallVector<std::string> constructors;
   llvm::SmallVector<std::string> destructors;
+  /// The functions the parts define and their sizes in bytes.
+  llvm::SmallVector<std::pair<std::string, uint64_t>> functions;
   llvm::Error sessionErrors = llvm::Error::success();
 };
 

@@ -185,6 +185,14 @@ static llvm::cl::opt<unsigned> jitThreads(
                    "cores over the ranks that mpiexec started on it)"),
     llvm::cl::value_desc("N"), llvm::cl::init(0),
     llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string>
+    perfMap("perf-map",
+            llvm::cl::desc("Write the address, size and name of each compiled "
+                           "function to this file, or without a file to "
+                           "/tmp/perf-<pid>.map, where `perf report` finds the "
+                           "names of JIT-compiled code"),
+            llvm::cl::value_desc("file"), llvm::cl::ValueOptional,
+            llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> libraryReport(
     "report",
     llvm::cl::desc("Print the FLOPs that go to library calls and to "
@@ -978,6 +986,12 @@ int main(int argc, char **argv) {
   if (llvm::Error error = (*program)->initialize())
     return fail("cannot initialize the compiled program: " +
                 llvm::toString(std::move(error)));
+  if (perfMap.getNumOccurrences())
+    if (llvm::Error error = (*program)->writePerfMap(
+            perfMap.empty() ? "/tmp/perf-" + std::to_string(getpid()) + ".map"
+                            : perfMap.getValue()))
+      return fail("cannot write the perf map: " +
+                  llvm::toString(std::move(error)));
   if (timing && rank == 0) {
     auto now = std::chrono::steady_clock::now();
     auto seconds = [](auto duration) {
