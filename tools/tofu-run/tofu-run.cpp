@@ -66,6 +66,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
@@ -82,6 +83,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <chrono>
 #include <cmath>
@@ -159,6 +161,16 @@ static llvm::cl::opt<std::string> emitExecutable(
                    "runtimes) to this path instead of running it; with "
                    "--gpu it needs no GPU. Links with $TOFU_CC (default cc)"),
     llvm::cl::value_desc("path"), llvm::cl::init(""),
+    llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> executableCPU(
+    "executable-cpu",
+    llvm::cl::desc("With --emit-executable: the CPU to generate code for "
+                   "(default: the generic CPU of the host's architecture, "
+                   "so that the executable runs on any machine of it; "
+                   "'native': this machine's CPU and its features, as "
+                   "tofu-run's own JIT; or an LLVM CPU name such as "
+                   "'skylake-avx512')"),
+    llvm::cl::value_desc("cpu"), llvm::cl::init(""),
     llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<std::string> executableRpath(
     "executable-rpath",
@@ -343,7 +355,8 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
 /// run) into an executable at `path`: translated to LLVM IR, @main renamed
 /// and called from a C `int main(void)`, optimized at -O2 for the generic
 /// CPU of the host's architecture (the executable may run on another
-/// machine), written as an object and linked by $TOFU_CC (default cc)
+/// machine; `cpu` names another: `native` for the host's own CPU and
+/// features), written as an object and linked by $TOFU_CC (default cc)
 /// against `libraries` with run paths to their directories, or with the
 /// run path `rpath` when it is not empty. Its `main`
 /// sets TOFU_NUM_THREADS to `threads` unless the environment has it (the
@@ -351,7 +364,7 @@ static LogicalResult addStepTimer(ModuleOp module, func::FuncOp step,
 /// message, empty on success.
 static std::string compileExecutable(ModuleOp module, StringRef path,
                                      ArrayRef<std::string> libraries,
-                                     StringRef rpath,
+                                     StringRef rpath, StringRef cpu,
                                      bool allowUndefinedInLibraries,
                                      int threads, int workerCount) {
   llvm::LLVMContext context;
@@ -403,9 +416,23 @@ static std::string compileExecutable(ModuleOp module, StringRef path,
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return "no LLVM target for " + triple.str() + ": " + error;
+  std::string cpuName = cpu.str(), features;
+  if (cpu == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures host;
+    for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      host.AddFeature(feature, enabled);
+    features = host.getString();
+  }
+  if (!cpuName.empty()) {
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!info || !info->isCPUStringValid(cpuName))
+      return "'" + cpu.str() + "' is not a CPU of " + triple.str() +
+             " (--executable-cpu)";
+  }
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, /*CPU=*/"", /*Features=*/"", llvm::TargetOptions(),
-      llvm::Reloc::PIC_));
+      triple, cpuName, features, llvm::TargetOptions(), llvm::Reloc::PIC_));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
   tofu::run::optimizeModule(*llvmModule, *machine);
@@ -811,6 +838,9 @@ int main(int argc, char **argv) {
                 "Partition it first (tofu-opt --tofu-partition after a "
                 "search with devices=" +
                 llvm::Twine(ranks) + "), or run it on one rank");
+  if (!executableCPU.empty() && emitExecutable.empty())
+    return fail("--executable-cpu is the CPU of --emit-executable's "
+                "executable; give --emit-executable PATH too");
   if (!executableRpath.empty() && emitExecutable.empty())
     return fail("--executable-rpath is the run path of --emit-executable's "
                 "executable; give --emit-executable PATH too");
@@ -931,7 +961,7 @@ int main(int argc, char **argv) {
     libraries.push_back(TOFU_C_RUNNER_UTILS);
     std::string error =
         compileExecutable(*module, emitExecutable, libraries, executableRpath,
-                          onGPU, rankThreads, workers);
+                          executableCPU, onGPU, rankThreads, workers);
     if (!error.empty())
       return fail("--emit-executable: " + error);
     return 0;
