@@ -5,15 +5,15 @@
 #include "llvm/Analysis/CFG.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/Object/ObjectFile.h"
-#include "llvm/Object/SymbolSize.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
@@ -39,6 +39,53 @@ double secondsSince(Clock::time_point start) {
 struct CompiledPart {
   std::unique_ptr<MemoryBuffer> object;
   double codegen = 0;
+};
+
+/// Records the address, size and name of every function that the linker
+/// places, local ones too (JITLink's view of each object).
+class FunctionRecorder : public orc::ObjectLinkingLayer::Plugin {
+public:
+  explicit FunctionRecorder(JITFunctions &functions) : functions(functions) {}
+
+  void modifyPassConfig(orc::MaterializationResponsibility &,
+                        jitlink::LinkGraph &,
+                        jitlink::PassConfiguration &config) override {
+    // A call of a local function in its own section needs no relocation,
+    // so nothing references the function's symbol and the linker would
+    // prune it: keep it (its code stays either way).
+    config.PrePrunePasses.push_back([](jitlink::LinkGraph &graph) {
+      for (jitlink::Symbol *symbol : graph.defined_symbols())
+        if (isFunction(*symbol))
+          symbol->setLive(true);
+      return Error::success();
+    });
+    config.PostFixupPasses.push_back([this](jitlink::LinkGraph &graph) {
+      std::lock_guard<std::mutex> lock(functions.mutex);
+      for (jitlink::Symbol *symbol : graph.defined_symbols())
+        if (isFunction(*symbol))
+          functions.entries.push_back({(*symbol->getName()).str(),
+                                       symbol->getAddress().getValue(),
+                                       symbol->getSize()});
+      return Error::success();
+    });
+  }
+  Error notifyFailed(orc::MaterializationResponsibility &) override {
+    return Error::success();
+  }
+  Error notifyRemovingResources(orc::JITDylib &, orc::ResourceKey) override {
+    return Error::success();
+  }
+  void notifyTransferringResources(orc::JITDylib &, orc::ResourceKey,
+                                   orc::ResourceKey) override {}
+
+private:
+  /// A named symbol in executable memory.
+  static bool isFunction(jitlink::Symbol &symbol) {
+    return symbol.hasName() && (symbol.getSection().getMemProt() &
+                                orc::MemProt::Exec) != orc::MemProt::None;
+  }
+
+  JITFunctions &functions;
 };
 
 /// Compiles `module` with a target machine of its own.
@@ -352,6 +399,9 @@ JITProgram::create(std::unique_ptr<Module> module,
   if (!jit)
     return jit.takeError();
   program->jit = std::move(*jit);
+  if (auto *linker = dyn_cast<orc::ObjectLinkingLayer>(
+          &program->jit->getObjLinkingLayer()))
+    linker->addPlugin(std::make_shared<FunctionRecorder>(*program->functions));
   // The reason a lookup fails (a symbol that no library defines) reaches
   // the session, not the lookup: keep it for lookup's error.
   program->jit->getExecutionSession().setErrorReporter(
@@ -376,25 +426,6 @@ JITProgram::create(std::unique_ptr<Module> module,
   dylib.addGenerator(std::move(*process));
   for (CompiledPart &part : *parts) {
     times.codegen += part.codegen;
-    Expected<std::unique_ptr<object::ObjectFile>> file =
-        object::ObjectFile::createObjectFile(part.object->getMemBufferRef());
-    if (!file)
-      return file.takeError();
-    for (auto [symbol, size] : object::computeSymbolSizes(**file)) {
-      Expected<object::SymbolRef::Type> type = symbol.getType();
-      Expected<uint32_t> flags = symbol.getFlags();
-      Expected<StringRef> name = symbol.getName();
-      if (!type || !flags || !name) {
-        consumeError(type.takeError());
-        consumeError(flags.takeError());
-        consumeError(name.takeError());
-        continue;
-      }
-      if (*type == object::SymbolRef::ST_Function &&
-          !(*flags & object::SymbolRef::SF_Undefined) &&
-          (*flags & object::SymbolRef::SF_Global))
-        program->functions.emplace_back(name->str(), size);
-    }
     if (Error error = program->jit->addObjectFile(std::move(part.object)))
       return std::move(error);
   }
@@ -426,13 +457,13 @@ Error JITProgram::writePerfMap(StringRef path) {
   raw_fd_ostream os(path, code, sys::fs::OF_Append | sys::fs::OF_Text);
   if (code)
     return createStringError(code, "cannot open '%s'", path.str().c_str());
-  for (const auto &[name, size] : functions) {
-    Expected<void *> address = lookup(name);
-    if (!address)
-      return address.takeError();
-    os << format_hex_no_prefix(reinterpret_cast<uintptr_t>(*address), 1) << ' '
-       << format_hex_no_prefix(size, 1) << ' ' << name << '\n';
-  }
+  std::lock_guard<std::mutex> lock(functions->mutex);
+  if (functions->entries.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "the linker reported no functions");
+  for (const JITFunctions::Entry &entry : functions->entries)
+    os << format_hex_no_prefix(entry.address, 1) << ' '
+       << format_hex_no_prefix(entry.size, 1) << ' ' << entry.name << '\n';
   return Error::success();
 }
 

@@ -19,7 +19,9 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -54,6 +56,17 @@ struct JITTimes {
   unsigned threads = 0;
 };
 
+/// The functions of a program that the linker has placed: name, address
+/// and size in bytes.
+struct JITFunctions {
+  struct Entry {
+    std::string name;
+    uint64_t address, size;
+  };
+  std::mutex mutex;
+  std::vector<Entry> entries;
+};
+
 /// A program compiled and loaded in this process.
 class JITProgram {
 public:
@@ -76,8 +89,9 @@ public:
   /// Runs the module's destructors (llvm.global_dtors).
   llvm::Error deinitialize();
 
-  /// Writes the address, size and name of every compiled function to
-  /// `path` in perf's map format (`/tmp/perf-<pid>.map` is the file `perf
+  /// Writes the address, size and name of every function the linker has
+  /// placed (after a lookup; local functions too) to `path` in perf's map
+  /// format (`/tmp/perf-<pid>.map` is the file `perf
   /// report` reads for the process): without it perf shows the step's
   /// generated code as bare addresses.
   llvm::Error writePerfMap(llvm::StringRef path);
@@ -89,8 +103,8 @@ private:
   std::unique_ptr<llvm::orc::LLJIT> jit;
   llvm::SmallVector<std::string> constructors;
   llvm::SmallVector<std::string> destructors;
-  /// The functions the parts define and their sizes in bytes.
-  llvm::SmallVector<std::pair<std::string, uint64_t>> functions;
+  /// The functions placed so far (filled as the linker places them).
+  std::unique_ptr<JITFunctions> functions = std::make_unique<JITFunctions>();
   llvm::Error sessionErrors = llvm::Error::success();
 };
 

@@ -1016,12 +1016,20 @@ int main(int argc, char **argv) {
   if (llvm::Error error = (*program)->initialize())
     return fail("cannot initialize the compiled program: " +
                 llvm::toString(std::move(error)));
-  if (perfMap.getNumOccurrences())
-    if (llvm::Error error = (*program)->writePerfMap(
-            perfMap.empty() ? "/tmp/perf-" + std::to_string(getpid()) + ".map"
-                            : perfMap.getValue()))
-      return fail("cannot write the perf map: " +
-                  llvm::toString(std::move(error)));
+  // The perf map is written after the run, when the linker has placed
+  // every function that ran; its file is opened now, so that a map that
+  // cannot be written stops the run before it starts.
+  std::string perfMapPath;
+  if (perfMap.getNumOccurrences()) {
+    perfMapPath = perfMap.empty()
+                      ? "/tmp/perf-" + std::to_string(getpid()) + ".map"
+                      : perfMap.getValue();
+    std::error_code code;
+    llvm::raw_fd_ostream probe(perfMapPath, code, llvm::sys::fs::OF_Append);
+    if (code)
+      return fail("cannot write the perf map: cannot open '" + perfMapPath +
+                  "': " + code.message());
+  }
   if (timing && rank == 0) {
     auto now = std::chrono::steady_clock::now();
     auto seconds = [](auto duration) {
@@ -1053,6 +1061,10 @@ int main(int argc, char **argv) {
   } else {
     runMain();
   }
+  if (!perfMapPath.empty())
+    if (llvm::Error error = (*program)->writePerfMap(perfMapPath))
+      return fail("cannot write the perf map: " +
+                  llvm::toString(std::move(error)));
   if (llvm::Error error = (*program)->deinitialize())
     return fail(llvm::toString(std::move(error)));
   return 0;

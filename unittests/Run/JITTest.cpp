@@ -14,11 +14,14 @@
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include "gtest/gtest.h"
 
+#include <map>
 #include <vector>
 
 using namespace llvm;
@@ -222,6 +225,79 @@ define void @main() noinline optnone {
   recorded.clear();
   reinterpret_cast<void (*)()> (*entry)();
   EXPECT_EQ(recorded, std::vector<int64_t>{12});
+}
+
+// The perf map names every function of the program that ran, the internal
+// ones too (a call within one object needs no relocation, so nothing else
+// keeps their symbols), each at its address with a size above 0.
+TEST_P(JITTest, ThePerfMapNamesEveryFunction) {
+  // @inner and @outer both have loops: one part holds both on one thread.
+  constexpr const char *kNested = R"(
+declare void @tofu_jit_test_record(i64)
+
+define internal i64 @inner(i64 %n) noinline {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  call void @tofu_jit_test_record(i64 %i)
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i64 %next
+}
+
+define internal i64 @outer(i64 %n) noinline {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %acc = phi i64 [ 0, %entry ], [ %add, %loop ]
+  %v = call i64 @inner(i64 %i)
+  %add = add i64 %acc, %v
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i64 %add
+}
+
+define void @main() noinline optnone {
+  %r = call i64 @outer(i64 5)
+  call void @tofu_jit_test_record(i64 %r)
+  ret void
+}
+)";
+  tofu::run::JITTimes times;
+  Expected<std::unique_ptr<tofu::run::JITProgram>> program =
+      compile(kNested, times);
+  ASSERT_TRUE(bool(program)) << toString(program.takeError());
+  Expected<void *> entry = (*program)->lookup("main");
+  ASSERT_TRUE(bool(entry)) << toString(entry.takeError());
+  SmallString<128> path;
+  ASSERT_FALSE(sys::fs::createTemporaryFile("jit-test", "map", path));
+  ASSERT_FALSE(bool((*program)->writePerfMap(path)));
+  ErrorOr<std::unique_ptr<MemoryBuffer>> text = MemoryBuffer::getFile(path);
+  sys::fs::remove(path);
+  ASSERT_TRUE(bool(text));
+  std::map<std::string, std::pair<uint64_t, uint64_t>> functions;
+  SmallVector<StringRef> lines;
+  (*text)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines) {
+    SmallVector<StringRef, 3> fields;
+    line.split(fields, ' ');
+    ASSERT_EQ(fields.size(), 3u) << line.str();
+    uint64_t address = 0, size = 0;
+    ASSERT_FALSE(fields[0].getAsInteger(16, address)) << line.str();
+    ASSERT_FALSE(fields[1].getAsInteger(16, size)) << line.str();
+    EXPECT_GT(size, 0u) << line.str();
+    functions[fields[2].str()] = {address, size};
+  }
+  for (const char *name : {"main", "outer", "inner"})
+    EXPECT_TRUE(functions.count(name)) << name << " in\n"
+                                       << (*text)->getBuffer().str();
+  EXPECT_EQ(functions["main"].first, reinterpret_cast<uintptr_t>(*entry));
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, JITTest, ::testing::Values(1u, 2u));
