@@ -376,7 +376,7 @@ Expected<std::unique_ptr<JITProgram>>
 JITProgram::create(std::unique_ptr<Module> module,
                    const orc::JITTargetMachineBuilder &machineBuilder,
                    ArrayRef<std::string> libraries, unsigned threads,
-                   JITTimes &times) {
+                   JITTimes &times, bool recordFunctions) {
   threads = std::max(1u, threads);
   times.threads = threads;
   std::unique_ptr<JITProgram> program(new JITProgram());
@@ -400,7 +400,8 @@ JITProgram::create(std::unique_ptr<Module> module,
     return jit.takeError();
   program->jit = std::move(*jit);
   if (auto *linker = dyn_cast<orc::ObjectLinkingLayer>(
-          &program->jit->getObjLinkingLayer()))
+          &program->jit->getObjLinkingLayer());
+      linker && recordFunctions)
     linker->addPlugin(std::make_shared<FunctionRecorder>(*program->functions));
   // The reason a lookup fails (a symbol that no library defines) reaches
   // the session, not the lookup: keep it for lookup's error.

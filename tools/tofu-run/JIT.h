@@ -72,12 +72,14 @@ class JITProgram {
 public:
   /// Compiles `module` for the target machines of `machineBuilder` on up to
   /// `threads` threads, one part per thread, and links the parts with the
-  /// shared `libraries` and the process's own symbols (libc, libm).
+  /// shared `libraries` and the process's own symbols (libc, libm). With
+  /// `recordFunctions`, the linker's placement of every function is kept
+  /// for writePerfMap.
   static llvm::Expected<std::unique_ptr<JITProgram>>
   create(std::unique_ptr<llvm::Module> module,
          const llvm::orc::JITTargetMachineBuilder &machineBuilder,
          llvm::ArrayRef<std::string> libraries, unsigned threads,
-         JITTimes &times);
+         JITTimes &times, bool recordFunctions = false);
   ~JITProgram();
 
   /// The address of the function `name` (looked up in the compiled parts).

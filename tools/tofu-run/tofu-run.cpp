@@ -838,6 +838,9 @@ int main(int argc, char **argv) {
                 "Partition it first (tofu-opt --tofu-partition after a "
                 "search with devices=" +
                 llvm::Twine(ranks) + "), or run it on one rank");
+  if (perfMap.getNumOccurrences() && (!emitExecutable.empty() || gpuLowerOnly))
+    return fail("--perf-map names the functions of a run; --emit-executable "
+                "and --gpu-lower-only run nothing");
   if (!executableCPU.empty() && emitExecutable.empty())
     return fail("--executable-cpu is the CPU of --emit-executable's "
                 "executable; give --emit-executable PATH too");
@@ -1003,7 +1006,8 @@ int main(int argc, char **argv) {
   tofu::run::JITTimes jitTimes;
   llvm::Expected<std::unique_ptr<tofu::run::JITProgram>> program =
       tofu::run::JITProgram::create(std::move(llvmModule), *machineBuilder,
-                                    libraries, threads, jitTimes);
+                                    libraries, threads, jitTimes,
+                                    perfMap.getNumOccurrences() > 0);
   if (!program)
     return fail("cannot compile the module: " +
                 llvm::toString(program.takeError()));
@@ -1025,7 +1029,7 @@ int main(int argc, char **argv) {
                       ? "/tmp/perf-" + std::to_string(getpid()) + ".map"
                       : perfMap.getValue();
     std::error_code code;
-    llvm::raw_fd_ostream probe(perfMapPath, code, llvm::sys::fs::OF_Append);
+    llvm::raw_fd_ostream probe(perfMapPath, code, llvm::sys::fs::OF_Text);
     if (code)
       return fail("cannot write the perf map: cannot open '" + perfMapPath +
                   "': " + code.message());

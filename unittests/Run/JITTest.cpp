@@ -130,7 +130,8 @@ protected:
     module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
     module->setTargetTriple(builder.getTargetTriple());
     return tofu::run::JITProgram::create(std::move(module), builder, {},
-                                         GetParam(), times);
+                                         GetParam(), times,
+                                         /*recordFunctions=*/true);
   }
 
   LLVMContext context;

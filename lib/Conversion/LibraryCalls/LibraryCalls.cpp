@@ -304,14 +304,18 @@ static ProductOperands describeOperands(OpBuilder &b, Location loc,
 
 /// Whether a contiguous copy of input `input` (0 A, 1 B) of `match` makes
 /// it an operand the call takes: its shape is static, so that the copy's
-/// strides are too, and its innermost dimension is a loop of one of its
-/// two matrix groups (it gets the unit stride), which holds every group
-/// adjacent and in order as matchGemm requires.
-static bool copyMakesOperand(Value input, AffineMap map,
-                             const GemmMatch &match) {
+/// strides are too, its two matrix groups (`rows`, `cols`) have extents
+/// that fit in int, and its innermost dimension is a loop of one of them
+/// (it gets the unit stride), which holds every group adjacent and in
+/// order as matchGemm requires.
+static bool copyMakesOperand(Value input, AffineMap map, const GemmMatch &match,
+                             const GroupDim &rows, const GroupDim &cols) {
   auto type = cast<MemRefType>(input.getType());
   if (!type.hasStaticShape() || map.getNumResults() == 0)
     return false;
+  for (int64_t extent : {rows.staticSize, cols.staticSize})
+    if (ShapedType::isDynamic(extent) || extent > INT_MAX)
+      return false;
   unsigned innermost =
       cast<AffineDimExpr>(map.getResults().back()).getPosition();
   return !llvm::is_contained(match.batchLoops, innermost) &&
@@ -402,7 +406,8 @@ static scf::IfOp createGuard(OpBuilder &b, Location loc,
 /// out (two loops of one group that are not one dimension of it: a slice
 /// of the batch of a product batched over time steps and the batch) is
 /// read from a contiguous copy. A product whose output's strides rule it
-/// out stays as it is (generated loops). Where only the strides at run
+/// out, or whose such input cannot be copied (a dynamic shape, a batch loop
+/// innermost), stays as it is (generated loops). Where only the strides at run
 /// time can tell, the call runs under that condition, and the other branch
 /// is the call on copies or the op with its zero fill; the reports count
 /// the first.
@@ -428,9 +433,9 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
       }))
     fill = nullptr;
   float beta = fill ? 0.0f : 1.0f;
-  bool copyable[2];
-  for (unsigned i = 0; i < 2; ++i)
-    copyable[i] = copyMakesOperand(values[i], maps[i], match);
+  bool copyable[2] = {
+      copyMakesOperand(values[0], maps[0], match, given.gm, given.gk),
+      copyMakesOperand(values[1], maps[1], match, given.gk, given.gn)};
   if (given.fails[2] || (given.fails[0] && !copyable[0]) ||
       (given.fails[1] && !copyable[1])) {
     LLVM_DEBUG(llvm::dbgs() << pass << ": " << op->getName()

@@ -30,8 +30,12 @@ namespace {
 struct TofuApproximateMathPass
     : public tofu::impl::TofuApproximateMathBase<TofuApproximateMathPass> {
   void runOnOperation() override {
-    llvm::DenseSet<Operation *> given;
-    getOperation()->walk([&](math::FmaOp fma) { given.insert(fma); });
+    // The input's own fmas stay (tagged: an erased op's address may be
+    // reused by a new one).
+    constexpr llvm::StringLiteral kGiven = "tofu.given_fma";
+    getOperation()->walk([&](math::FmaOp fma) {
+      fma->setAttr(kGiven, UnitAttr::get(fma.getContext()));
+    });
     RewritePatternSet patterns(&getContext());
     // The functions named by the op mnemonic; the patterns match f32 (and
     // vectors of it) only.
@@ -49,8 +53,10 @@ struct TofuApproximateMathPass
                                   "not converge; some math ops stay libm "
                                   "calls");
     getOperation()->walk([&](math::FmaOp fma) {
-      if (given.contains(fma))
+      if (fma->hasAttr(kGiven)) {
+        fma->removeAttr(kGiven);
         return;
+      }
       OpBuilder b(fma);
       auto contract = arith::FastMathFlagsAttr::get(
           b.getContext(), arith::FastMathFlags::contract);
