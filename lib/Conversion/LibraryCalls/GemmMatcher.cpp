@@ -98,17 +98,20 @@ matchGemmLoops(ArrayRef<AffineMap> maps,
   return tofu::gemm::matchGemmPattern(iterators.size(), parallel, operandLoops);
 }
 
+std::optional<unsigned> tofu::getInnermostLoop(AffineMap map) {
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  return cast<AffineDimExpr>(map.getResults().back()).getPosition();
+}
+
 bool tofu::hasContiguousGemmLayout(ArrayRef<AffineMap> maps,
                                    ArrayRef<utils::IteratorType> iterators) {
   std::optional<gemm::GemmPattern> pattern = matchGemmLoops(maps, iterators);
   if (!pattern)
     return false;
   return llvm::all_of(maps, [&](AffineMap map) {
-    if (map.getNumResults() == 0)
-      return false;
-    unsigned innermost =
-        cast<AffineDimExpr>(map.getResults().back()).getPosition();
-    return !llvm::is_contained(pattern->batchLoops, innermost);
+    std::optional<unsigned> innermost = getInnermostLoop(map);
+    return innermost && !llvm::is_contained(pattern->batchLoops, *innermost);
   });
 }
 

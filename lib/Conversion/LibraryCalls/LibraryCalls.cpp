@@ -279,10 +279,8 @@ static ProductOperands describeOperands(OpBuilder &b, Location loc,
   foldGroup(b, loc, match.nLoops, {2, 1}, p, p.gn);
   foldGroup(b, loc, match.kLoops, {0, 1}, p, p.gk);
   auto batchInnermost = [&](AffineMap map) {
-    return map.getNumResults() > 0 &&
-           llvm::is_contained(
-               match.batchLoops,
-               cast<AffineDimExpr>(map.getResults().back()).getPosition());
+    std::optional<unsigned> innermost = getInnermostLoop(map);
+    return innermost && llvm::is_contained(match.batchLoops, *innermost);
   };
   CallOperand operands[] = {CallOperand{p.gm, p.gk, 1, 0},
                             CallOperand{p.gk, p.gn, 1, 1},
@@ -310,16 +308,14 @@ static ProductOperands describeOperands(OpBuilder &b, Location loc,
 /// order as matchGemm requires.
 static bool copyMakesOperand(Value input, AffineMap map, const GemmMatch &match,
                              const GroupDim &rows, const GroupDim &cols) {
-  auto type = cast<MemRefType>(input.getType());
-  if (!type.hasStaticShape() || map.getNumResults() == 0)
+  std::optional<unsigned> innermost = getInnermostLoop(map);
+  if (!cast<MemRefType>(input.getType()).hasStaticShape() || !innermost)
     return false;
   for (int64_t extent : {rows.staticSize, cols.staticSize})
     if (ShapedType::isDynamic(extent) || extent > INT_MAX)
       return false;
-  unsigned innermost =
-      cast<AffineDimExpr>(map.getResults().back()).getPosition();
-  return !llvm::is_contained(match.batchLoops, innermost) &&
-         !llvm::is_contained(match.accumulateLoops, innermost);
+  return !llvm::is_contained(match.batchLoops, *innermost) &&
+         !llvm::is_contained(match.accumulateLoops, *innermost);
 }
 
 /// Emits the call of `entry` for `match` on `p` at `b`'s insertion point:
@@ -504,7 +500,6 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
                << pass << ": " << op->getName() << " -> " << entry << " beta "
                << beta << " on copies"
                << (called ? " where the strides rule it out" : "") << "\n");
-    called = true;
     if (guard)
       b.setInsertionPoint(guard.elseBlock()->getTerminator());
   }

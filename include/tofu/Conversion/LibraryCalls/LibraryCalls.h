@@ -82,6 +82,10 @@ struct GemmMatch {
 /// lowering checks that on the buffers' strides.
 std::optional<GemmMatch> matchGemm(mlir::linalg::LinalgOp op);
 
+/// The loop that indexes the innermost dimension of an operand with `map`
+/// (a projected permutation), or none for a 0-d operand.
+std::optional<unsigned> getInnermostLoop(mlir::AffineMap map);
+
 /// Whether a multiply-accumulate op with these indexing maps (A, B, C) and
 /// iterators would be a GEMM by matchGemm's rule on its maps whose operands,
 /// stored contiguously, are BLAS operands: the innermost dimension of each
