@@ -56,6 +56,11 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 
 from tofu import twins  # noqa: E402  (standard library part only)
 
+# The compile time reported is that of a cold compile: tofu-run's compile
+# cache would load a step measured before (TOFU_COMPILE_CACHE=DIR to time
+# the loads instead).
+os.environ.setdefault("TOFU_COMPILE_CACHE", "off")
+
 LR = 1e-3
 
 # name: (zoo model, options, what it is)

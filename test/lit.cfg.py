@@ -53,6 +53,11 @@ if config.tofu_sanitizers:
                       os.path.join(config.tofu_src_root, "test", "lsan.supp")]))
 llvm_config.use_default_substitutions()
 
+# Every test compiles what it runs: tofu-run's compile cache (on by default,
+# in the user's cache directory) is off here, and
+# test/Integration/CPU/compile-cache.test turns it on where it tests it.
+config.environment["TOFU_COMPILE_CACHE"] = "off"
+
 tool_dirs = [config.tofu_tools_dir, config.llvm_tools_dir]
 tools = ["tofu-opt", "tofu-tdl-coverage", "tofu-run", "tofu-safetensors"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -372,16 +372,15 @@ Error tofu::run::emitObject(Module &module, TargetMachine &machine,
   return Error::success();
 }
 
-Expected<std::unique_ptr<JITProgram>>
-JITProgram::create(std::unique_ptr<Module> module,
-                   const orc::JITTargetMachineBuilder &machineBuilder,
-                   ArrayRef<std::string> libraries, unsigned threads,
-                   JITTimes &times, bool recordFunctions) {
+Expected<CompiledProgram>
+tofu::run::compileProgram(std::unique_ptr<Module> module,
+                          const orc::JITTargetMachineBuilder &machineBuilder,
+                          unsigned threads, JITTimes &times) {
   threads = std::max(1u, threads);
   times.threads = threads;
-  std::unique_ptr<JITProgram> program(new JITProgram());
-  for (auto [names, constructors] : {std::pair{&program->constructors, true},
-                                     std::pair{&program->destructors, false}}) {
+  CompiledProgram program;
+  for (auto [names, constructors] : {std::pair{&program.constructors, true},
+                                     std::pair{&program.destructors, false}}) {
     Expected<SmallVector<std::string>> taken =
         takeStructors(*module, constructors);
     if (!taken)
@@ -393,7 +392,32 @@ JITProgram::create(std::unique_ptr<Module> module,
   if (!parts)
     return parts.takeError();
   times.parts = parts->size();
+  for (CompiledPart &part : *parts) {
+    times.codegen += part.codegen;
+    program.objects.push_back(std::move(part.object));
+  }
+  return program;
+}
 
+Expected<std::unique_ptr<JITProgram>>
+JITProgram::create(std::unique_ptr<Module> module,
+                   const orc::JITTargetMachineBuilder &machineBuilder,
+                   ArrayRef<std::string> libraries, unsigned threads,
+                   JITTimes &times, bool recordFunctions) {
+  Expected<CompiledProgram> compiled =
+      compileProgram(std::move(module), machineBuilder, threads, times);
+  if (!compiled)
+    return compiled.takeError();
+  return load(std::move(*compiled), machineBuilder, libraries, recordFunctions);
+}
+
+Expected<std::unique_ptr<JITProgram>>
+JITProgram::load(CompiledProgram compiled,
+                 const orc::JITTargetMachineBuilder &machineBuilder,
+                 ArrayRef<std::string> libraries, bool recordFunctions) {
+  std::unique_ptr<JITProgram> program(new JITProgram());
+  program->constructors = std::move(compiled.constructors);
+  program->destructors = std::move(compiled.destructors);
   Expected<std::unique_ptr<orc::LLJIT>> jit =
       orc::LLJITBuilder().setJITTargetMachineBuilder(machineBuilder).create();
   if (!jit)
@@ -425,11 +449,9 @@ JITProgram::create(std::unique_ptr<Module> module,
   if (!process)
     return process.takeError();
   dylib.addGenerator(std::move(*process));
-  for (CompiledPart &part : *parts) {
-    times.codegen += part.codegen;
-    if (Error error = program->jit->addObjectFile(std::move(part.object)))
+  for (std::unique_ptr<MemoryBuffer> &object : compiled.objects)
+    if (Error error = program->jit->addObjectFile(std::move(object)))
       return std::move(error);
-  }
   return program;
 }
 

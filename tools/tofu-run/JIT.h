@@ -24,6 +24,7 @@
 #include <vector>
 
 namespace llvm {
+class MemoryBuffer;
 class Module;
 class TargetMachine;
 class raw_pwrite_stream;
@@ -67,14 +68,35 @@ struct JITFunctions {
   std::vector<Entry> entries;
 };
 
+/// A program compiled to machine code and not yet loaded: the objects of
+/// its parts, and the functions that its llvm.global_ctors and
+/// llvm.global_dtors named, in the order they run (the objects have no
+/// loader to run them; JITProgram does). The compile cache keeps it
+/// (CompileCache.h).
+struct CompiledProgram {
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  llvm::SmallVector<std::string> constructors, destructors;
+};
+
+/// Compiles `module` for the target machines of `machineBuilder` on up to
+/// `threads` threads, one part per thread.
+llvm::Expected<CompiledProgram>
+compileProgram(std::unique_ptr<llvm::Module> module,
+               const llvm::orc::JITTargetMachineBuilder &machineBuilder,
+               unsigned threads, JITTimes &times);
+
 /// A program compiled and loaded in this process.
 class JITProgram {
 public:
-  /// Compiles `module` for the target machines of `machineBuilder` on up to
-  /// `threads` threads, one part per thread, and links the parts with the
-  /// shared `libraries` and the process's own symbols (libc, libm). With
-  /// `recordFunctions`, the linker's placement of every function is kept
-  /// for writePerfMap.
+  /// Links the objects of `program` with the shared `libraries` and the
+  /// process's own symbols (libc, libm). With `recordFunctions`, the
+  /// linker's placement of every function is kept for writePerfMap.
+  static llvm::Expected<std::unique_ptr<JITProgram>>
+  load(CompiledProgram program,
+       const llvm::orc::JITTargetMachineBuilder &machineBuilder,
+       llvm::ArrayRef<std::string> libraries, bool recordFunctions = false);
+
+  /// compileProgram, then load.
   static llvm::Expected<std::unique_ptr<JITProgram>>
   create(std::unique_ptr<llvm::Module> module,
          const llvm::orc::JITTargetMachineBuilder &machineBuilder,

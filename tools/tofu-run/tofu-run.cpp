@@ -22,6 +22,11 @@
 // tofu-optimizer{lr-arg=1}, and --log-every/--log say how often and where
 // the losses go.
 //
+// A compiled program is kept in the compile cache (CompileCache.h;
+// --compile-cache, by default tofu/jit in the user's cache directory): a
+// later run of the same step with the same options loads it instead of
+// compiling, and the ranks of a job on one node compile it once.
+//
 // --workers K runs the K ranks of a partitioned step as K threads of this
 // process instead of K MPI processes (runtime/cpu/Workers.h): the same
 // program, whose collectives read the peers' tiles in place; with --gpu,
@@ -36,6 +41,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileCache.h"
 #include "JIT.h"
 #include "OpenBLASCore.h"
 #include "tofu/Conversion/Passes.h"
@@ -62,6 +68,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -205,6 +212,14 @@ static llvm::cl::opt<std::string>
                            "names of JIT-compiled code"),
             llvm::cl::value_desc("file"), llvm::cl::ValueOptional,
             llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> compileCache(
+    "compile-cache",
+    llvm::cl::desc("Keep compiled programs in this directory and load them "
+                   "instead of compiling the same step again; the ranks on "
+                   "a node compile a step once. 'off' compiles every run "
+                   "(default: $TOFU_COMPILE_CACHE, else tofu/jit in "
+                   "$XDG_CACHE_HOME or ~/.cache)"),
+    llvm::cl::value_desc("dir|off"), llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<bool> libraryReport(
     "report",
     llvm::cl::desc("Print the FLOPs that go to library calls and to "
@@ -289,6 +304,51 @@ static std::string findRuntime(const char *argv0, std::string &tried,
     tried += std::string(candidate);
   }
   return "";
+}
+
+/// The version of what the compile cache's key covers: a change of how a
+/// run is compiled that the build's bytes do not show changes it.
+static constexpr llvm::StringLiteral kCompileCacheFormat =
+    "tofu-run compile cache 1";
+
+/// The compile cache's directory: --compile-cache, else
+/// $TOFU_COMPILE_CACHE, else tofu/jit in the user's cache directory
+/// ($XDG_CACHE_HOME or ~/.cache). Empty when off.
+static std::string getCompileCacheDirectory() {
+  std::string directory;
+  if (compileCache.getNumOccurrences())
+    directory = compileCache;
+  else if (const char *value = std::getenv("TOFU_COMPILE_CACHE"))
+    directory = value;
+  else if (llvm::SmallString<128> path;
+           llvm::sys::path::cache_directory(path)) {
+    llvm::sys::path::append(path, "tofu", "jit");
+    directory = std::string(path);
+  }
+  return directory == "off" ? "" : directory;
+}
+
+/// What identifies this build in the compile cache's key: LLVM's version
+/// and a hash of the bytes of this executable (the lowerings are linked
+/// into it) and of the CPU runtime that the programs call. Sets `error`
+/// when a file cannot be read.
+static std::string describeBuild(const char *argv0, StringRef runtime,
+                                 std::string &error) {
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&describeBuild));
+  std::string description = LLVM_VERSION_STRING " " TOFU_C_RUNNER_UTILS;
+  for (StringRef path : {StringRef(exe), runtime}) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!bytes) {
+      error = "cannot read " + path.str() +
+              " for the compile cache: " + bytes.getError().message();
+      return "";
+    }
+    description += " " + tofu::run::compileCacheKey((*bytes)->getBuffer());
+  }
+  return description;
 }
 
 /// The training steps of `module`, as tofu-train-driver finds them: the
@@ -895,69 +955,68 @@ int main(int argc, char **argv) {
   // Read by the CPU runtime before its first library call.
   ::setenv("TOFU_NUM_THREADS", std::to_string(rankThreads).c_str(), 1);
   auto compileStart = std::chrono::steady_clock::now();
-  PassManager pm(&context);
+  // The pipelines that lower the step. With the step's text, the host's
+  // CPU and this build they make the compile cache's key.
   // Small independent collectives of a partitioned step become one.
   std::string combine = combineCollectives ? ",tofu-combine-collectives" : "";
+  std::string communication, lowering;
   if (!onGPU) {
     // The communication becomes calls into the runtime.
-    std::string communication = combine + ",convert-tofu-to-mpi";
-    func::FuncOp step = findStep(*module);
-    std::string stepName = step ? step.getSymName().str() : "";
-    std::string lowering =
-        std::string("tofu-cpu-pipeline{library-calls=") +
-        (libraryCalls ? "1" : "0") +
-        (libraryReport && rank == 0 ? " report=-" : "") + "}";
-    PassManager lower(&context);
-    // tofu-cpu-pipeline fuses element-wise chains first: after the driver
-    // is built, whose initial values follow the step's unfused ops (the
-    // fan-in of a weight; docs/cpu.md).
-    if (failed(parsePassPipeline(driver + communication, pm, llvm::errs())) ||
-        failed(pm.run(*module)) ||
-        (timing && failed(addStepTimer(
-                       *module, module->lookupSymbol<func::FuncOp>(stepName),
-                       "tofu_timer", /*streamOrdered=*/false))) ||
-        failed(parsePassPipeline(lowering, lower, llvm::errs())) ||
-        failed(lower.run(*module)))
-      return 1;
+    communication = combine + ",convert-tofu-to-mpi";
+    lowering = std::string("tofu-cpu-pipeline{library-calls=") +
+               (libraryCalls ? "1" : "0") +
+               (libraryReport && rank == 0 ? " report=-" : "") + "}";
   } else {
     // A partitioned step's communication calls the GPU collectives
     // (Collectives.cpp: NCCL, one process per GPU under mpiexec).
-    std::string communication =
-        isPartitioned(*module) ? combine + ",convert-tofu-to-mpi{runtime=gpu}"
-                               : "";
+    communication = isPartitioned(*module)
+                        ? combine + ",convert-tofu-to-mpi{runtime=gpu}"
+                        : "";
+    lowering = "tofu-gpu-pipeline{" + gpuPipelineOptions + "}";
+  }
+  // On the GPU the step timer is stream-ordered and always there.
+  bool stepTimer = timing || onGPU;
+  auto lowerModule = [&]() -> LogicalResult {
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
-    PassManager lower(&context);
-    if (failed(parsePassPipeline(driver + communication, pm, llvm::errs())) ||
-        failed(pm.run(*module)) ||
-        failed(addStepTimer(*module,
-                            module->lookupSymbol<func::FuncOp>(stepName),
-                            "tofu_gpu_timer", /*streamOrdered=*/true)) ||
-        failed(
-            parsePassPipeline("tofu-gpu-pipeline{" + gpuPipelineOptions + "}",
-                              lower, llvm::errs())) ||
-        failed(lower.run(*module)))
-      return 1;
-    if (gpuLowerOnly) {
-      module->print(llvm::outs());
-      return 0;
-    }
-  }
-
-  auto loweredAt = std::chrono::steady_clock::now();
-
+    PassManager pm(&context), lower(&context);
+    // tofu-cpu-pipeline fuses element-wise chains first: after the driver
+    // is built, whose initial values follow the step's unfused ops (the
+    // fan-in of a weight; docs/cpu.md).
+    return success(
+        succeeded(
+            parsePassPipeline(driver + communication, pm, llvm::errs())) &&
+        succeeded(pm.run(*module)) &&
+        (!stepTimer ||
+         succeeded(
+             addStepTimer(*module, module->lookupSymbol<func::FuncOp>(stepName),
+                          onGPU ? "tofu_gpu_timer" : "tofu_timer", onGPU))) &&
+        succeeded(parsePassPipeline(lowering, lower, llvm::errs())) &&
+        succeeded(lower.run(*module)));
+  };
   // Only @main is called from outside: every other function is internal to
   // the optimizer, and the split of the parallel JIT (JIT.cpp) makes
   // visible only those that another part calls.
-  for (auto func : module->getOps<LLVM::LLVMFuncOp>())
-    if (!func.isExternal() && func.getName() != "main")
-      func.setLinkage(LLVM::Linkage::Internal);
+  auto internalize = [&] {
+    for (auto func : module->getOps<LLVM::LLVMFuncOp>())
+      if (!func.isExternal() && func.getName() != "main")
+        func.setLinkage(LLVM::Linkage::Internal);
+  };
 
   std::string tried;
   std::string runtime = findRuntime(argv[0], tried);
   if (runtime.empty())
     return fail("cannot find the CPU runtime; tried " + tried);
+  if (gpuLowerOnly) {
+    if (failed(lowerModule()))
+      return 1;
+    module->print(llvm::outs());
+    return 0;
+  }
   if (!emitExecutable.empty()) {
+    if (failed(lowerModule()))
+      return 1;
+    internalize();
     SmallVector<std::string> libraries{runtime};
     if (onGPU)
       libraries.push_back(cudaRuntime);
@@ -985,29 +1044,97 @@ int main(int argc, char **argv) {
   if (!dataLayout)
     return fail("cannot compile the module: " +
                 llvm::toString(dataLayout.takeError()));
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext, "tofu-run");
-  if (!llvmModule)
-    return fail("cannot translate the lowered module to LLVM IR");
-  llvmModule->setDataLayout(*dataLayout);
-  llvmModule->setTargetTriple(machineBuilder->getTargetTriple());
-  auto translatedAt = std::chrono::steady_clock::now();
   SmallVector<std::string> libraries{runtime, TOFU_C_RUNNER_UTILS};
   if (onGPU)
     libraries.push_back(cudaRuntime);
-  // By default the ranks on this node share its cores: they all compile
-  // at once.
-  unsigned threads =
-      jitThreads
-          ? unsigned(jitThreads)
-          : std::max(1u, llvm::hardware_concurrency().compute_thread_count() /
-                             unsigned(getLocalRanks()));
+
+  // The compile cache (CompileCache.h). The report is printed by the
+  // lowering, which a cached program skips; the GPU's programs are not
+  // kept yet.
+  auto warn = [rank = rank](const llvm::Twine &message) {
+    if (rank == 0)
+      llvm::errs() << "tofu-run: warning: " << message << "\n";
+  };
+  std::optional<tofu::run::CompileCache> cache;
+  std::string cacheKey;
+  std::optional<tofu::run::CompileCache::Claim> claim;
+  std::optional<tofu::run::CompiledProgram> compiled;
+  if (std::string directory = getCompileCacheDirectory();
+      !directory.empty() && !onGPU && !libraryReport) {
+    llvm::Expected<tofu::run::CompileCache> opened =
+        tofu::run::CompileCache::open(directory);
+    if (!opened)
+      warn(llvm::toString(opened.takeError()) +
+           "; compiling without the compile cache");
+    else
+      cache.emplace(std::move(*opened));
+  }
+  if (cache) {
+    std::string error;
+    std::string build = describeBuild(argv[0], runtime, error);
+    if (!error.empty()) {
+      warn(error + "; compiling without the compile cache");
+      cache.reset();
+    } else {
+      llvm::StringRef text =
+          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+      std::string target = machineBuilder->getTargetTriple().str() + " " +
+                           machineBuilder->getCPU() + " " +
+                           machineBuilder->getFeatures().getString();
+      cacheKey = tofu::run::compileCacheKey(
+          {kCompileCacheFormat, build, target, text, driver, communication,
+           lowering, stepTimer ? "step timer" : "no step timer"});
+      // The other ranks on this node wait here while one compiles.
+      if (llvm::Expected<tofu::run::CompileCache::Claim> taken =
+              cache->claim(cacheKey))
+        claim.emplace(std::move(*taken));
+      else
+        warn(llvm::toString(taken.takeError()));
+      llvm::Expected<std::optional<tofu::run::CompiledProgram>> found =
+          cache->lookup(cacheKey);
+      if (!found)
+        warn(llvm::toString(found.takeError()) + "; compiling it again");
+      else
+        compiled = std::move(*found);
+    }
+  }
+  bool loaded = compiled.has_value();
+  auto loweredAt = std::chrono::steady_clock::now(), translatedAt = loweredAt;
   tofu::run::JITTimes jitTimes;
+  if (!compiled) {
+    if (failed(lowerModule()))
+      return 1;
+    internalize();
+    loweredAt = std::chrono::steady_clock::now();
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*module, llvmContext, "tofu-run");
+    if (!llvmModule)
+      return fail("cannot translate the lowered module to LLVM IR");
+    llvmModule->setDataLayout(*dataLayout);
+    llvmModule->setTargetTriple(machineBuilder->getTargetTriple());
+    translatedAt = std::chrono::steady_clock::now();
+    // By default the ranks on this node share its cores: they all compile
+    // at once, unless the compile cache has them wait for this one.
+    unsigned cores = llvm::hardware_concurrency().compute_thread_count();
+    unsigned threads =
+        jitThreads
+            ? unsigned(jitThreads)
+            : std::max(1u, claim ? cores : cores / unsigned(getLocalRanks()));
+    llvm::Expected<tofu::run::CompiledProgram> made = tofu::run::compileProgram(
+        std::move(llvmModule), *machineBuilder, threads, jitTimes);
+    if (!made)
+      return fail("cannot compile the module: " +
+                  llvm::toString(made.takeError()));
+    if (cache)
+      if (llvm::Error error = cache->store(cacheKey, *made))
+        warn(llvm::toString(std::move(error)));
+    compiled = std::move(*made);
+  }
+  claim.reset();
   llvm::Expected<std::unique_ptr<tofu::run::JITProgram>> program =
-      tofu::run::JITProgram::create(std::move(llvmModule), *machineBuilder,
-                                    libraries, threads, jitTimes,
-                                    perfMap.getNumOccurrences() > 0);
+      tofu::run::JITProgram::load(std::move(*compiled), *machineBuilder,
+                                  libraries, perfMap.getNumOccurrences() > 0);
   if (!program)
     return fail("cannot compile the module: " +
                 llvm::toString(program.takeError()));
@@ -1039,15 +1166,22 @@ int main(int argc, char **argv) {
     auto seconds = [](auto duration) {
       return std::chrono::duration<double>(duration).count();
     };
-    llvm::outs() << llvm::format(
-        "compile time: %.3f s (lowering and JIT)\n"
-        "  MLIR lowering %.3f s, translation to LLVM IR %.3f s, "
-        "optimization and code generation %.3f s (optimization %.3f s; "
-        "code generation in %u parts on %u threads, %.3f s summed over "
-        "them)\n",
-        seconds(now - compileStart), seconds(loweredAt - compileStart),
-        seconds(translatedAt - loweredAt), seconds(now - translatedAt),
-        jitTimes.optimize, jitTimes.parts, jitTimes.threads, jitTimes.codegen);
+    if (loaded)
+      llvm::outs() << llvm::format(
+          "compile time: %.3f s (loaded from the compile cache)\n"
+          "  entry %s\n",
+          seconds(now - compileStart), cache->entryPath(cacheKey).c_str());
+    else
+      llvm::outs() << llvm::format(
+          "compile time: %.3f s (lowering and JIT)\n"
+          "  MLIR lowering %.3f s, translation to LLVM IR %.3f s, "
+          "optimization and code generation %.3f s (optimization %.3f s; "
+          "code generation in %u parts on %u threads, %.3f s summed over "
+          "them)\n",
+          seconds(now - compileStart), seconds(loweredAt - compileStart),
+          seconds(translatedAt - loweredAt), seconds(now - translatedAt),
+          jitTimes.optimize, jitTimes.parts, jitTimes.threads,
+          jitTimes.codegen);
     llvm::outs().flush();
   }
   if (workers > 1) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "JIT.h"
+#include "CompileCache.h"
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
@@ -153,6 +154,44 @@ TEST_P(JITTest, RunsTheDriverBetweenConstructorsAndDestructors) {
   ASSERT_FALSE(bool((*program)->deinitialize()));
   // @total is one variable: 45 after the first step, 45 + 6 after the
   // second.
+  std::vector<int64_t> expected{-1, 45, 100, 51, 16, -2};
+  EXPECT_EQ(recorded, expected);
+}
+
+// A program loaded from the compile cache runs as the one compiled: the
+// same objects, constructors and destructors.
+TEST_P(JITTest, AProgramFromTheCompileCacheRunsAsCompiled) {
+  std::unique_ptr<Module> module = parse(kProgram);
+  ASSERT_TRUE(module);
+  orc::JITTargetMachineBuilder builder =
+      cantFail(orc::JITTargetMachineBuilder::detectHost());
+  builder.setCodeGenOptLevel(CodeGenOptLevel::Less);
+  module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
+  module->setTargetTriple(builder.getTargetTriple());
+  tofu::run::JITTimes times;
+  Expected<tofu::run::CompiledProgram> compiled =
+      tofu::run::compileProgram(std::move(module), builder, GetParam(), times);
+  ASSERT_TRUE(bool(compiled)) << toString(compiled.takeError());
+  SmallString<128> directory;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("jit-test-cache", directory));
+  Expected<tofu::run::CompileCache> cache =
+      tofu::run::CompileCache::open(directory);
+  ASSERT_TRUE(bool(cache)) << toString(cache.takeError());
+  ASSERT_FALSE(bool(cache->store("key", *compiled)));
+  Expected<std::optional<tofu::run::CompiledProgram>> found =
+      cache->lookup("key");
+  sys::fs::remove_directories(directory);
+  ASSERT_TRUE(bool(found)) << toString(found.takeError());
+  ASSERT_TRUE(found->has_value());
+  Expected<std::unique_ptr<tofu::run::JITProgram>> program =
+      tofu::run::JITProgram::load(std::move(**found), builder, {});
+  ASSERT_TRUE(bool(program)) << toString(program.takeError());
+  Expected<void *> entry = (*program)->lookup("main");
+  ASSERT_TRUE(bool(entry)) << toString(entry.takeError());
+  recorded.clear();
+  ASSERT_FALSE(bool((*program)->initialize()));
+  reinterpret_cast<void (*)()> (*entry)();
+  ASSERT_FALSE(bool((*program)->deinitialize()));
   std::vector<int64_t> expected{-1, 45, 100, 51, 16, -2};
   EXPECT_EQ(recorded, expected);
 }
