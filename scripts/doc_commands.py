@@ -7,7 +7,9 @@ models/, scripts/, ...), so that the blocks' relative paths work and what
 they write stays out of the checkout. The blocks of one file run in order
 in one scratch directory (a later block may read what an earlier one
 wrote), with a clean environment: PATH, HOME and LANG only, so that a
-block must set PYTHONPATH itself as a reader would. A block preceded by
+block must set PYTHONPATH itself as a reader would, and tofu-run's compile
+cache in the scratch directory (TOFU_COMPILE_CACHE), where the file's
+blocks share it as a reader's runs share theirs. A block preceded by
 
     <!-- doc-test: skip REASON -->
 
@@ -99,9 +101,11 @@ def main():
                 continue
             if scratch is None:
                 scratch = scratch_dir(root)
+            block_env = dict(env, TOFU_COMPILE_CACHE=os.path.join(
+                scratch.name, ".tofu-compile-cache"))
             try:
                 p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", text],
-                                   cwd=scratch.name, env=env,
+                                   cwd=scratch.name, env=block_env,
                                    capture_output=True, text=True,
                                    errors="replace", timeout=options.timeout)
                 ok, output = p.returncode == 0, p.stdout + p.stderr
