@@ -976,21 +976,27 @@ int main(int argc, char **argv) {
   }
   // On the GPU the step timer is stream-ordered and always there.
   bool stepTimer = timing || onGPU;
-  auto lowerModule = [&]() -> LogicalResult {
+  // The driver, the communication and the step timer: what the run's
+  // options make of the step, before the lowering (the compile cache's
+  // key is the result).
+  auto prepareModule = [&]() -> LogicalResult {
     func::FuncOp step = findStep(*module);
     std::string stepName = step ? step.getSymName().str() : "";
-    PassManager pm(&context), lower(&context);
-    // tofu-cpu-pipeline fuses element-wise chains first: after the driver
-    // is built, whose initial values follow the step's unfused ops (the
-    // fan-in of a weight; docs/cpu.md).
+    PassManager pm(&context);
+    return success(succeeded(parsePassPipeline(driver + communication, pm,
+                                               llvm::errs())) &&
+                   succeeded(pm.run(*module)) &&
+                   (!stepTimer ||
+                    succeeded(addStepTimer(
+                        *module, module->lookupSymbol<func::FuncOp>(stepName),
+                        onGPU ? "tofu_gpu_timer" : "tofu_timer", onGPU))));
+  };
+  // tofu-cpu-pipeline fuses element-wise chains first: after the driver is
+  // built, whose initial values follow the step's unfused ops (the fan-in
+  // of a weight; docs/cpu.md).
+  auto lowerModule = [&]() -> LogicalResult {
+    PassManager lower(&context);
     return success(
-        succeeded(
-            parsePassPipeline(driver + communication, pm, llvm::errs())) &&
-        succeeded(pm.run(*module)) &&
-        (!stepTimer ||
-         succeeded(
-             addStepTimer(*module, module->lookupSymbol<func::FuncOp>(stepName),
-                          onGPU ? "tofu_gpu_timer" : "tofu_timer", onGPU))) &&
         succeeded(parsePassPipeline(lowering, lower, llvm::errs())) &&
         succeeded(lower.run(*module)));
   };
@@ -1007,6 +1013,8 @@ int main(int argc, char **argv) {
   std::string runtime = findRuntime(argv[0], tried);
   if (runtime.empty())
     return fail("cannot find the CPU runtime; tried " + tried);
+  if (failed(prepareModule()))
+    return 1;
   if (gpuLowerOnly) {
     if (failed(lowerModule()))
       return 1;
@@ -1076,14 +1084,16 @@ int main(int argc, char **argv) {
       warn(error + "; compiling without the compile cache");
       cache.reset();
     } else {
-      llvm::StringRef text =
-          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+      // The module as the options made it: every option that changes the
+      // program is in it (--steps, --seed, the files, --warmup's timer).
+      std::string prepared;
+      llvm::raw_string_ostream os(prepared);
+      module->print(os);
       std::string target = machineBuilder->getTargetTriple().str() + " " +
                            machineBuilder->getCPU() + " " +
                            machineBuilder->getFeatures().getString();
       cacheKey = tofu::run::compileCacheKey(
-          {kCompileCacheFormat, build, target, text, driver, communication,
-           lowering, stepTimer ? "step timer" : "no step timer"});
+          {kCompileCacheFormat, build, target, prepared, lowering});
       // The other ranks on this node wait here while one compiles.
       if (llvm::Expected<tofu::run::CompileCache::Claim> taken =
               cache->claim(cacheKey))
