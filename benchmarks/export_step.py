@@ -25,6 +25,9 @@ export with sequence length 12):
   bert         BERT-tiny encoder: 2 layers, hidden 128, 2 heads, FFN 512,
                sequence 128, batch 8
   bert-seq12   the same at sequence length 12
+  llama        a LLaMA decoder stack (RMSNorm, rotary embeddings, causal
+               attention, SiLU-gated MLP): 2 layers, hidden 256, 4 heads,
+               MLP 688, sequence 128, batch 8
 
 The step time is the median over --steps steps after --warmup warm-up steps;
 the compile time is tofu-run's JIT (and, apart, tofu-opt's pipeline).
@@ -55,6 +58,8 @@ CASES = {
     "mlp": ("mlp", [], "MLP 3 x Linear(1024, 1024), batch 256"),
     "bert": ("bert", [], "BERT-tiny encoder, seq 128, batch 8"),
     "bert-seq12": ("bert", ["seq=12"], "BERT-tiny encoder, seq 12, batch 8"),
+    "llama": ("llama", [], "LLaMA decoder, 2 layers, hidden 256, 4 heads, "
+                           "MLP 688, seq 128, batch 8"),
 }
 
 
@@ -66,7 +71,9 @@ def matmul_flops(name, sizes):
         return sum(2 * sizes["batch"] * a * b * (2 if i == 0 else 3)
                    for i, (a, b) in enumerate(zip(w, w[1:])))
     tokens, h, f = sizes["batch"] * sizes["seq"], sizes["hidden"], sizes["ffn"]
-    per_layer = 4 * tokens * h * h + 2 * tokens * h * f + \
+    # BERT's MLP has two matrices, LLaMA's gated one three.
+    mlp = 3 if name == "llama" else 2
+    per_layer = 4 * tokens * h * h + mlp * tokens * h * f + \
         2 * sizes["batch"] * sizes["seq"] * sizes["seq"] * h
     return 2 * 3 * per_layer * sizes["layers"]
 

@@ -1,12 +1,12 @@
 """Forward exports in torch-mlir's form, and the PyTorch modules they came
 from.
 
-    python3 -m tofu.exports mlp|bert [--size KEY=VALUE ...] [--dtype f64] [-o FILE]
+    python3 -m tofu.exports mlp|bert|llama [--size KEY=VALUE ...] [--dtype f64] [-o FILE]
 
 `models/torch-mlir-style/*.mlir` are written by hand in the form
 torch-mlir's TorchToLinalg emits for a PyTorch module; EXPORTS names the
 module of each one with a loss. GENERATED writes such exports at any size
-(an MLP of nn.Linear and ReLU, a BERT encoder): every parameter an
+(an MLP of nn.Linear and ReLU, a BERT encoder, a LLaMA decoder stack): every parameter an
 argument with a name location that is its `state_dict` key, the output
 the model's (no loss: `tofu-train-pipeline="loss=mse"` appends one).
 `tofu-autodiff` records an argument's name (its name location, or its SSA
@@ -126,6 +126,76 @@ def bert_module(torch, hidden, heads, ffn, layers):
     return Encoder()
 
 
+def llama_module(torch, hidden, heads, ffn, layers, base=10000.0, eps=1e-6):
+    """The module of llama_text: HuggingFace's LlamaModel without the
+    embedding (rotary position embeddings computed from the sequence,
+    decoder layers of RMSNorm, causal self-attention without biases and
+    the SiLU-gated MLP, the final RMSNorm), written out."""
+    nn, F = torch.nn, torch.nn.functional
+    d = hidden // heads
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(hidden))
+
+        def forward(self, x):
+            ms = x.pow(2).mean(-1, keepdim=True)
+            return x * torch.rsqrt(ms + eps) * self.weight
+
+    def rotate(x):
+        return torch.cat((-x[..., d // 2:], x[..., :d // 2]), dim=-1)
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.input_layernorm = RMSNorm()
+            self.self_attn = nn.Module()
+            for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+                setattr(self.self_attn, name,
+                        nn.Linear(hidden, hidden, bias=False))
+            self.post_attention_layernorm = RMSNorm()
+            self.mlp = nn.Module()
+            self.mlp.gate_proj = nn.Linear(hidden, ffn, bias=False)
+            self.mlp.up_proj = nn.Linear(hidden, ffn, bias=False)
+            self.mlp.down_proj = nn.Linear(ffn, hidden, bias=False)
+
+        def forward(self, h, cos, sin):
+            b, s, _ = h.shape
+            a = self.self_attn
+            x = self.input_layernorm(h)
+            split = lambda t: t.view(b, s, heads, d).transpose(1, 2)
+            q, k, v = split(a.q_proj(x)), split(a.k_proj(x)), split(a.v_proj(x))
+            q = q * cos + rotate(q) * sin
+            k = k * cos + rotate(k) * sin
+            scores = (q @ k.transpose(-1, -2)) * d ** -0.5
+            causal = torch.ones(s, s, dtype=torch.bool).triu(1)
+            scores = scores.masked_fill(causal, -3.4028234663852886e38)
+            ctx = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2)
+            h = h + a.o_proj(ctx.reshape(b, s, hidden))
+            x = self.post_attention_layernorm(h)
+            m = self.mlp
+            return h + m.down_proj(F.silu(m.gate_proj(x)) * m.up_proj(x))
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+            self.norm = RMSNorm()
+
+        def forward(self, h):
+            steps = torch.arange(0, d, 2, dtype=torch.int64).to(h.dtype)
+            inv_freq = 1.0 / (base ** (steps / d))
+            t = torch.arange(h.shape[1], dtype=torch.int64).to(h.dtype)
+            freqs = torch.outer(t, inv_freq)
+            angles = torch.cat((freqs, freqs), dim=-1)
+            cos, sin = angles.cos(), angles.sin()
+            for layer in self.layers:
+                h = layer(h, cos, sin)
+            return self.norm(h)
+    return Model()
+
+
 def _generated_twin(torch, dtype, name, module):
     """The twin of a generated export trained with `tofu-loss{kind=mse}`:
     its parameters have the export's argument names."""
@@ -142,7 +212,8 @@ def _widths(text):
 
 # name: (text(dtype, **sizes), module(torch, **sizes), default sizes). The
 # sizes are the benchmark's: issue 18's MLP (3 x Linear(1024, 1024), batch
-# 256) and BERT-tiny (2 layers, hidden 128, 2 heads).
+# 256) and BERT-tiny (2 layers, hidden 128, 2 heads), and a small LLaMA
+# (2 layers, hidden 256, 4 heads, MLP 688).
 GENERATED = {
     "mlp": (lambda dtype, batch, widths: mlp_text(batch, _widths(widths), dtype),
             lambda torch, batch, widths: mlp_module(torch, _widths(widths)),
@@ -150,6 +221,9 @@ GENERATED = {
     "bert": (lambda dtype, **o: bert_text(dtype=dtype, **o),
              lambda torch, batch, seq, **o: bert_module(torch, **o),
              dict(batch=8, seq=128, hidden=128, heads=2, ffn=512, layers=2)),
+    "llama": (lambda dtype, **o: llama_text(dtype=dtype, **o),
+              lambda torch, batch, seq, **o: llama_module(torch, **o),
+              dict(batch=8, seq=128, hidden=256, heads=4, ffn=688, layers=2)),
 }
 
 
@@ -173,6 +247,11 @@ def sizes_of(name, overrides=()):
                                 if key == "widths" else "a positive integer")
                              + f", not '{value}'")
         sizes[key] = value if key == "widths" else numbers[0]
+    if name in ("bert", "llama") and sizes["hidden"] % sizes["heads"]:
+        raise ValueError(f"{name}: hidden must be a multiple of heads")
+    if name == "llama" and (sizes["hidden"] // sizes["heads"]) % 2:
+        raise ValueError("llama: the head dimension (hidden / heads) must be "
+                         "even: rotary embeddings rotate its two halves")
     return sizes
 
 
@@ -301,6 +380,107 @@ class _Export(FuncBuilder):
         return self.generic([x], [idx], x.shape, idx,
                             ["parallel"] * len(x.shape), body)
 
+    def proj(self, x, w):
+        """nn.Linear without a bias."""
+        return self.matmul(x, self.transpose(w, [1, 0]))
+
+    def rmsnorm(self, x, w, eps):
+        """x * rsqrt(mean(x^2) + eps) * w, the square as math.powf (as
+        torch-mlir emits x.pow(2))."""
+        n = float(x.shape[-1])
+        ss = self.rows(x, lambda s, v, acc: s.add(s.op("math.powf", v,
+                                                           s.const(2.0)), acc),
+                       0.0)
+
+        def body(s, v, q, g):
+            r = s.rsqrt(s.add(s.div(q, s.const(n)), s.const(eps)))
+            return s.mul(s.mul(v, r), g)
+        rank = len(x.shape)
+        idx = [f"d{i}" for i in range(rank)]
+        return self.generic([x, ss, w], [idx, idx[:-1] + ["0"], [idx[-1]]],
+                            x.shape, idx, ["parallel"] * rank,
+                            lambda s, a, acc: body(s, *a))
+
+    def rotary(self, seq, d, base, fn):
+        """cos or sin (`fn`) of the rotary angles, (seq, d): position i
+        times 1 / base^(2j / d) for j = column mod d/2, from linalg.index."""
+        def body(s, a, acc):
+            def line(text):
+                name = s._fresh()
+                s.lines.append(f"    {name} = {text}")
+                return name
+
+            def to_float(index):
+                wide = line(f"arith.index_cast {index} : index to i64")
+                return line(f"arith.sitofp {wide} : i64 to {self.dtype}")
+            i = line("linalg.index 0 : index")
+            j = line("linalg.index 1 : index")
+            half = line(f"arith.constant {d // 2} : index")
+            two = line("arith.constant 2 : index")
+            step = line(f"arith.muli {line(f'arith.remui {j}, {half} : index')}, "
+                        f"{two} : index")
+            exponent = s.div(to_float(step), s.const(float(d)))
+            inv = s.div(s.const(1.0), s.op("math.powf", s.const(base), exponent))
+            return s.op(fn, s.mul(to_float(i), inv))
+        return self.generic([], [], (seq, d), ["d0", "d1"], ["parallel"] * 2,
+                            body)
+
+    def concat(self, dim, *parts):
+        shape = list(parts[0].shape)
+        shape[dim] = sum(p.shape[dim] for p in parts)
+        out = Value(self._fresh(), tuple(shape), self.dtype)
+        self.emit(f"{out.name} = tensor.concat dim({dim}) "
+                  f"{', '.join(p.name for p in parts)} : "
+                  f"({', '.join(p.type for p in parts)}) -> {out.type}")
+        return out
+
+    def rope(self, x, cos, sin):
+        """x * cos + rotate_half(x) * sin over the last two dimensions of
+        (batch x heads, seq, d), rotate_half(x) = cat(-x2, x1)."""
+        n, seq, d = x.shape
+        first = self.slice(x, [0, 0, 0], [n, seq, d // 2])
+        second = self.slice(x, [0, 0, d // 2], [n, seq, d // 2])
+        idx = ["d0", "d1", "d2"]
+        negated = self.generic([second], [idx], second.shape, idx,
+                               ["parallel"] * 3,
+                               lambda s, a, acc: s.neg(a[0]))
+        rotated = self.concat(2, negated, first)
+        return self.generic([x, cos, rotated, sin],
+                            [idx, ["d1", "d2"], idx, ["d1", "d2"]], x.shape,
+                            idx, ["parallel"] * 3,
+                            lambda s, a, acc: s.add(s.mul(a[0], a[1]),
+                                                    s.mul(a[2], a[3])))
+
+    def causal(self, scores, scale):
+        """scores * scale, with key positions after the query's set to the
+        lowest f32 (linalg.index, as torch-mlir lowers masked_fill)."""
+        def body(s, a, acc):
+            i = s._fresh()
+            s.lines.append(f"    {i} = linalg.index 1 : index")
+            j = s._fresh()
+            s.lines.append(f"    {j} = linalg.index 2 : index")
+            later = s._fresh()
+            s.lines.append(f"    {later} = arith.cmpi ugt, {j}, {i} : index")
+            lowest = s.const(-3.4028234663852886e38)
+            scaled = s.mul(a[0], s.const(scale))
+            name = s._fresh()
+            s.lines.append(f"    {name} = arith.select {later}, {lowest}, "
+                           f"{scaled} : {self.dtype}")
+            return name
+        idx = ["d0", "d1", "d2"]
+        return self.generic([scores], [idx], scores.shape, idx,
+                            ["parallel"] * 3, body)
+
+    def silu_gate(self, gate, up):
+        """silu(gate) * up, silu(x) = x / (1 + exp(-x))."""
+        idx = [f"d{i}" for i in range(len(gate.shape))]
+
+        def body(s, a, acc):
+            den = s.add(s.exp(s.neg(a[0])), s.const(1.0))
+            return s.mul(s.div(a[0], den), a[1])
+        return self.generic([gate, up], [idx, idx], gate.shape, idx,
+                            ["parallel"] * len(idx), body)
+
     def text(self, result, module_name):
         args = ", ".join(f'{v.name}: {v.type} loc("{self.locs[v.name]}")'
                          for v, _ in self.args)
@@ -368,6 +548,50 @@ def bert_text(batch=8, seq=128, hidden=128, heads=2, ffn=512, layers=2,
     return b.text(b.reshape(h, (batch, seq, hidden), [[0, 1], [2]]), "BertEncoder")
 
 
+def llama_text(batch=8, seq=128, hidden=256, heads=4, ffn=688, layers=2,
+               dtype="f32", base=10000.0, eps=1e-6):
+    """A LLaMA decoder stack (HuggingFace's LlamaModel after the embedding:
+    rotary embeddings from the positions, RMSNorm with eps 1e-6, causal
+    self-attention without biases, the SiLU-gated MLP, the final RMSNorm)
+    as a forward export of the hidden states; the input is the embedded
+    sequence."""
+    b = _Export(dtype)
+    d = hidden // heads
+    x = b.arg("input", (batch, seq, hidden), "input")
+    h = b.reshape(x, (batch * seq, hidden), [[0, 1], [2]])
+    cos, sin = (b.rotary(seq, d, base, fn) for fn in ("math.cos", "math.sin"))
+    for layer in range(layers):
+        p = f"layers.{layer}."
+        norm_in = b.arg(p + "input_layernorm.weight", (hidden,))
+        wq, wk, wv, wo = (b.arg(p + f"self_attn.{n}_proj.weight", (hidden, hidden))
+                          for n in ("q", "k", "v", "o"))
+        norm_post = b.arg(p + "post_attention_layernorm.weight", (hidden,))
+        wg, wu = (b.arg(p + f"mlp.{n}_proj.weight", (ffn, hidden))
+                  for n in ("gate", "up"))
+        wd = b.arg(p + "mlp.down_proj.weight", (hidden, ffn))
+
+        def split(t, perm):
+            t = b.reshape(t, (batch, seq, heads, d), [[0, 1], [2, 3]])
+            t = b.transpose(t, perm)
+            return b.reshape(t, (batch * heads,) + t.shape[2:], [[0, 1], [2], [3]])
+        xn = b.rmsnorm(h, norm_in, eps)
+        q = b.rope(split(b.proj(xn, wq), [0, 2, 1, 3]), cos, sin)
+        k = b.rope(split(b.proj(xn, wk), [0, 2, 1, 3]), cos, sin)
+        v = split(b.proj(xn, wv), [0, 2, 1, 3])
+        kt = b.transpose(k, [0, 2, 1])
+        scores = b.causal(b.batch_matmul(q, kt), d ** -0.5)
+        ctx = b.batch_matmul(b.softmax(scores), v)
+        ctx = b.reshape(ctx, (batch, heads, seq, d), [[0, 1], [2], [3]])
+        ctx = b.transpose(ctx, [0, 2, 1, 3])
+        ctx = b.reshape(ctx, (batch * seq, hidden), [[0, 1], [2, 3]])
+        h = b.add(h, b.proj(ctx, wo))
+        xn = b.rmsnorm(h, norm_post, eps)
+        gated = b.silu_gate(b.proj(xn, wg), b.proj(xn, wu))
+        h = b.add(h, b.proj(gated, wd))
+    h = b.rmsnorm(h, b.arg("norm.weight", (hidden,)), eps)
+    return b.text(b.reshape(h, (batch, seq, hidden), [[0, 1], [2]]), "LlamaModel")
+
+
 EXPORTS = {
     "mlp-loss": (os.path.join(REPO, "models", "torch-mlir-style",
                               "mlp-loss.mlir"), "weights=all inputs=0",
@@ -393,8 +617,6 @@ def main(argv=None):
         sizes = sizes_of(args.name, args.size)
     except ValueError as err:
         parser.error(str(err))
-    if args.name == "bert" and sizes["hidden"] % sizes["heads"]:
-        parser.error("bert: hidden must be a multiple of heads")
     text = GENERATED[args.name][0](args.dtype, **sizes)
     if args.output == "-":
         sys.stdout.write(text)
