@@ -25,6 +25,7 @@ namespace {
 constexpr StringLiteral kMagic = "TOFUJIT1";
 constexpr StringLiteral kEntrySuffix = ".tofu-jit";
 constexpr StringLiteral kLockSuffix = ".lock";
+constexpr StringLiteral kTemporarySuffix = ".tmp-";
 
 void appendInteger(std::string &out, uint64_t value, unsigned bytes) {
   for (unsigned i = 0; i < bytes; ++i)
@@ -145,12 +146,26 @@ Expected<CompiledProgram> tofu::run::decodeProgram(StringRef bytes,
 
 Expected<CompileCache> CompileCache::open(StringRef directory,
                                           uint64_t capacity) {
-  if (std::error_code code = sys::fs::create_directories(directory))
-    return fileError(code,
-                     "cannot create the compile cache " + directory.str());
+  if (std::error_code code = sys::fs::create_directories(
+          directory, /*IgnoreExisting=*/true, sys::fs::owner_all))
+    return fileError(code, "cannot create the compile cache " + directory);
+  sys::fs::file_status status;
+  if (std::error_code code = sys::fs::status(directory, status))
+    return fileError(code, "cannot read the compile cache " + directory);
+  if (status.getUser() != ::getuid() ||
+      (status.permissions() & (sys::fs::group_write | sys::fs::others_write)) !=
+          0)
+    return createStringError(
+        "the compile cache " + directory +
+        " is another user's or writable by other users; its programs run in "
+        "this process, so it must be private (chmod go-w)");
   if (sys::fs::access(directory, sys::fs::AccessMode::Write))
     return createStringError("cannot write the compile cache " + directory +
                              ": the directory is not writable");
+  if (std::error_code code = sys::fs::create_directories(
+          directory + "/locks", /*IgnoreExisting=*/true, sys::fs::owner_all))
+    return fileError(code,
+                     "cannot create the compile cache's locks in " + directory);
   return CompileCache(directory.str(), capacity);
 }
 
@@ -162,7 +177,7 @@ std::string CompileCache::entryPath(StringRef key) const {
 
 std::string CompileCache::lockPath(StringRef key) const {
   SmallString<128> path(directory);
-  sys::path::append(path, key + kLockSuffix);
+  sys::path::append(path, "locks", key.take_front(2) + kLockSuffix);
   return std::string(path);
 }
 
@@ -173,36 +188,29 @@ CompileCache::Claim::~Claim() {
   (void)sys::Process::SafelyCloseFileDescriptor(fd);
 }
 
-Expected<CompileCache::Claim> CompileCache::claim(StringRef key) {
-  int fd;
-  std::string path = lockPath(key);
-  if (std::error_code code = sys::fs::openFileForReadWrite(
-          path, fd, sys::fs::CD_OpenAlways, sys::fs::OF_None))
-    return fileError(code, "cannot open " + path);
-  Claim claim(fd);
-  if (std::error_code code = sys::fs::lockFile(fd))
-    return fileError(code, "cannot lock " + path);
-  return claim;
-}
-
 Expected<std::optional<CompileCache::Claim>>
-CompileCache::tryClaim(StringRef key) {
+CompileCache::claim(StringRef key, std::chrono::milliseconds timeout) {
   int fd;
   std::string path = lockPath(key);
   if (std::error_code code = sys::fs::openFileForReadWrite(
           path, fd, sys::fs::CD_OpenAlways, sys::fs::OF_None))
     return fileError(code, "cannot open " + path);
   Claim claim(fd);
-  if (sys::fs::tryLockFile(fd, std::chrono::milliseconds(0)))
+  std::error_code code = sys::fs::tryLockFile(fd, timeout);
+  if (code == std::errc::no_lock_available)
     return std::nullopt;
+  if (code)
+    return fileError(code, "cannot lock " + path);
   return std::optional<Claim>(std::move(claim));
 }
 
 Expected<std::optional<CompiledProgram>> CompileCache::lookup(StringRef key) {
   std::string path = entryPath(key);
+  // Read, not mapped: another process may replace or remove the file.
   ErrorOr<std::unique_ptr<MemoryBuffer>> bytes =
       MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+                            /*RequiresNullTerminator=*/false,
+                            /*IsVolatile=*/true);
   if (!bytes) {
     if (bytes.getError() == std::errc::no_such_file_or_directory)
       return std::nullopt;
@@ -226,12 +234,14 @@ Expected<std::optional<CompiledProgram>> CompileCache::lookup(StringRef key) {
 
 Error CompileCache::store(StringRef key, const CompiledProgram &program) {
   std::string path = entryPath(key);
-  std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  int fd;
+  SmallString<128> temporary;
+  if (std::error_code code = sys::fs::createUniqueFile(
+          path + kTemporarySuffix + "%%%%%%%%", fd, temporary, sys::fs::OF_None,
+          sys::fs::owner_read | sys::fs::owner_write))
+    return fileError(code, "cannot write in " + directory);
   {
-    std::error_code code;
-    raw_fd_ostream os(temporary, code, sys::fs::OF_None);
-    if (code)
-      return fileError(code, "cannot write " + temporary);
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << encodeProgram(program);
     os.close();
     if (os.has_error()) {
@@ -257,13 +267,21 @@ void CompileCache::prune() {
   };
   std::vector<Entry> entries;
   uint64_t total = 0;
+  auto now = std::chrono::system_clock::now();
   std::error_code code;
   for (sys::fs::directory_iterator it(directory, code), end; !code && it != end;
        it.increment(code)) {
-    if (!StringRef(it->path()).ends_with(kEntrySuffix))
-      continue;
+    StringRef name = sys::path::filename(it->path());
     sys::fs::file_status status;
     if (sys::fs::status(it->path(), status))
+      continue;
+    // What a process that was stopped while it wrote left behind.
+    if (name.contains(kTemporarySuffix)) {
+      if (now - status.getLastModificationTime() > std::chrono::hours(1))
+        (void)sys::fs::remove(it->path());
+      continue;
+    }
+    if (!name.ends_with(kEntrySuffix))
       continue;
     entries.push_back(
         {it->path(), status.getSize(), status.getLastModificationTime()});
@@ -274,13 +292,11 @@ void CompileCache::prune() {
   llvm::sort(entries,
              [](const Entry &a, const Entry &b) { return a.used < b.used; });
   // The newest entry, the one just stored, stays even alone beyond the
-  // capacity.
+  // capacity. An entry that another process removed first is gone too.
   for (size_t i = 0; i + 1 < entries.size() && total > capacity; ++i) {
-    if (sys::fs::remove(entries[i].path))
-      continue;
-    total -= entries[i].size;
-    StringRef key =
-        sys::path::filename(entries[i].path).drop_back(kEntrySuffix.size());
-    (void)sys::fs::remove(lockPath(key));
+    std::error_code removed = sys::fs::remove(entries[i].path,
+                                              /*IgnoreNonExisting=*/true);
+    if (!removed)
+      total -= entries[i].size;
   }
 }

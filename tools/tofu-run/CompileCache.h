@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,13 +48,19 @@ public:
   /// holds more than this many bytes of them.
   static constexpr uint64_t kDefaultCapacity = uint64_t(1) << 30;
 
-  /// The cache in `directory`, which is created when missing.
+  /// The cache in `directory`, which is created private to the user when
+  /// missing. Its entries run in the process that loads them, so a
+  /// directory that another user owns or may write is refused.
   static llvm::Expected<CompileCache>
   open(llvm::StringRef directory, uint64_t capacity = kDefaultCapacity);
 
   /// While a process holds the claim of a key, other processes that claim
-  /// it wait: the compile of a key runs once at a time. Released when
-  /// destroyed (and by the system when the process ends).
+  /// it wait: the compile of a key runs once at a time. A claim is a lock
+  /// on one of 256 lock files (chosen by the key's first two digits, so
+  /// that the lock files stay few; two keys may share one), held by the
+  /// process (fcntl): it does not exclude another claim of the same
+  /// process. Released when destroyed, and by the system when the process
+  /// ends.
   class Claim {
   public:
     Claim(Claim &&other) : fd(other.fd) { other.fd = -1; }
@@ -65,10 +72,11 @@ public:
     explicit Claim(int fd) : fd(fd) {}
     int fd;
   };
-  /// Waits until no other process holds `key`'s claim, and takes it.
-  llvm::Expected<Claim> claim(llvm::StringRef key);
-  /// Takes `key`'s claim if no other process holds it.
-  llvm::Expected<std::optional<Claim>> tryClaim(llvm::StringRef key);
+  /// Takes `key`'s claim, waiting up to `timeout` while another process
+  /// holds it; std::nullopt when the time ran out.
+  llvm::Expected<std::optional<Claim>>
+  claim(llvm::StringRef key,
+        std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   /// The program stored under `key` (its entry becomes the most recently
   /// used), std::nullopt when there is none, an error when the entry is
@@ -79,14 +87,14 @@ public:
   /// least recently used entries beyond the capacity.
   llvm::Error store(llvm::StringRef key, const CompiledProgram &program);
 
-  /// The file of `key`'s entry.
+  /// The file of `key`'s entry, and the lock file of its claim.
   std::string entryPath(llvm::StringRef key) const;
+  std::string lockPath(llvm::StringRef key) const;
 
 private:
   CompileCache(std::string directory, uint64_t capacity)
       : directory(std::move(directory)), capacity(capacity) {}
   void prune();
-  std::string lockPath(llvm::StringRef key) const;
 
   std::string directory;
   uint64_t capacity;

@@ -17,6 +17,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <mutex>
@@ -24,7 +25,6 @@
 #include <vector>
 
 namespace llvm {
-class MemoryBuffer;
 class Module;
 class TargetMachine;
 class raw_pwrite_stream;

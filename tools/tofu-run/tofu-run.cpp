@@ -95,6 +95,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -318,7 +319,8 @@ static std::string getCompileCacheDirectory() {
   std::string directory;
   if (compileCache.getNumOccurrences())
     directory = compileCache;
-  else if (const char *value = std::getenv("TOFU_COMPILE_CACHE"))
+  else if (const char *value = std::getenv("TOFU_COMPILE_CACHE");
+           value && *value)
     directory = value;
   else if (llvm::SmallString<128> path;
            llvm::sys::path::cache_directory(path)) {
@@ -328,19 +330,56 @@ static std::string getCompileCacheDirectory() {
   return directory == "off" ? "" : directory;
 }
 
-/// What identifies this build in the compile cache's key: LLVM's version
-/// and a hash of the bytes of this executable (the lowerings are linked
-/// into it) and of the CPU runtime that the programs call. Sets `error`
-/// when a file cannot be read.
+/// The value of the environment variable `name`, or "" when unset.
+static const char *getenvOr(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? value : "";
+}
+
+/// The file of the shared library that holds `address`, and its identity:
+/// device, inode, size and modification time. The key holds these for
+/// LLVM's and MLIR's libraries, which lower and compile the program and
+/// may change under this executable without a new version string (a
+/// package update of the same soname).
+static std::string describeLibraryOf(const void *address) {
+  Dl_info info;
+  if (!dladdr(address, &info) || !info.dli_fname)
+    return "?";
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(info.dli_fname, status))
+    return info.dli_fname;
+  llvm::sys::fs::UniqueID id = status.getUniqueID();
+  return llvm::formatv(
+             "{0} {1}:{2} {3} {4}", info.dli_fname, id.getDevice(),
+             id.getFile(), status.getSize(),
+             status.getLastModificationTime().time_since_epoch().count())
+      .str();
+}
+
+/// What identifies this build in the compile cache's key: LLVM's version,
+/// the libraries that hold LLVM and MLIR (describeLibraryOf), and a hash of
+/// the bytes of this executable (the lowerings are linked into it; read
+/// through /proc/self/exe, which is the running file even when a rebuild
+/// has replaced it on disk) and of the CPU runtime that the programs call.
+/// Sets `error` when a file cannot be read.
 static std::string describeBuild(const char *argv0, StringRef runtime,
                                  std::string &error) {
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&describeBuild));
-  std::string description = LLVM_VERSION_STRING " " TOFU_C_RUNNER_UTILS;
+  std::string exe = "/proc/self/exe";
+  if (!llvm::sys::fs::exists(exe))
+    exe = llvm::sys::fs::getMainExecutable(
+        argv0, reinterpret_cast<void *>(&describeBuild));
+  std::string description = LLVM_VERSION_STRING " " TOFU_C_RUNNER_UTILS " " +
+                            describeLibraryOf(reinterpret_cast<const void *>(
+                                &llvm::sys::getProcessTriple)) +
+                            " " +
+                            describeLibraryOf(reinterpret_cast<const void *>(
+                                static_cast<void (*)(DialectRegistry &)>(
+                                    &mlir::registerLLVMDialectTranslation)));
   for (StringRef path : {StringRef(exe), runtime}) {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
         llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                    /*RequiresNullTerminator=*/false);
+                                    /*RequiresNullTerminator=*/false,
+                                    /*IsVolatile=*/true);
     if (!bytes) {
       error = "cannot read " + path.str() +
               " for the compile cache: " + bytes.getError().message();
@@ -349,6 +388,51 @@ static std::string describeBuild(const char *argv0, StringRef runtime,
     description += " " + tofu::run::compileCacheKey((*bytes)->getBuffer());
   }
   return description;
+}
+
+/// An option given on the command line that is not tofu-run's own (one of
+/// LLVM's, hidden from --help, such as -vectorize-loops), or "" when there
+/// is none.
+static std::string findLLVMOptionGiven() {
+  for (auto &[name, option] : llvm::cl::getRegisteredOptions())
+    if (option->getNumOccurrences() &&
+        !llvm::is_contained(option->Categories, &tofuRunCategory))
+      return "-" + name.str();
+  return "";
+}
+
+/// Takes `key`'s claim into `claim` when no other process holds it: this
+/// process compiles. Otherwise another process compiles the same step (a
+/// rank of the same job on this node): waits until it has released the
+/// claim, without keeping it, so that a process that waited and still
+/// finds no entry compiles at once, beside the others. Says, through
+/// `warn`, when the wait is long, and stops waiting after 10 minutes.
+template <typename Warn>
+static llvm::Error
+claimOrWait(tofu::run::CompileCache &cache, StringRef key,
+            std::optional<tofu::run::CompileCache::Claim> &claim, Warn warn) {
+  llvm::Expected<std::optional<tofu::run::CompileCache::Claim>> taken =
+      cache.claim(key);
+  if (!taken)
+    return taken.takeError();
+  if (*taken) {
+    claim.emplace(std::move(**taken));
+    return llvm::Error::success();
+  }
+  for (int seconds = 10; seconds <= 600; seconds += 10) {
+    llvm::Expected<std::optional<tofu::run::CompileCache::Claim>> waited =
+        cache.claim(key, std::chrono::seconds(10));
+    if (!waited)
+      return waited.takeError();
+    if (*waited)
+      return llvm::Error::success();
+    if (seconds == 10)
+      warn("waiting for another process that compiles this step (it holds " +
+           cache.lockPath(key) + ")");
+  }
+  warn("another process has compiled this step for 10 minutes; compiling it "
+       "here too");
+  return llvm::Error::success();
 }
 
 /// The training steps of `module`, as tofu-train-driver finds them: the
@@ -901,6 +985,12 @@ int main(int argc, char **argv) {
   if (perfMap.getNumOccurrences() && (!emitExecutable.empty() || gpuLowerOnly))
     return fail("--perf-map names the functions of a run; --emit-executable "
                 "and --gpu-lower-only run nothing");
+  if (compileCache.getNumOccurrences() && compileCache.empty())
+    return fail("--compile-cache takes a directory, or 'off'");
+  if (compileCache.getNumOccurrences() && compileCache != "off" &&
+      !emitExecutable.empty())
+    return fail("--compile-cache keeps the programs of runs; "
+                "--emit-executable writes an executable instead");
   if (!executableCPU.empty() && emitExecutable.empty())
     return fail("--executable-cpu is the CPU of --emit-executable's "
                 "executable; give --emit-executable PATH too");
@@ -1009,10 +1099,6 @@ int main(int argc, char **argv) {
         func.setLinkage(LLVM::Linkage::Internal);
   };
 
-  std::string tried;
-  std::string runtime = findRuntime(argv[0], tried);
-  if (runtime.empty())
-    return fail("cannot find the CPU runtime; tried " + tried);
   if (failed(prepareModule()))
     return 1;
   if (gpuLowerOnly) {
@@ -1021,6 +1107,10 @@ int main(int argc, char **argv) {
     module->print(llvm::outs());
     return 0;
   }
+  std::string tried;
+  std::string runtime = findRuntime(argv[0], tried);
+  if (runtime.empty())
+    return fail("cannot find the CPU runtime; tried " + tried);
   if (!emitExecutable.empty()) {
     if (failed(lowerModule()))
       return 1;
@@ -1058,25 +1148,36 @@ int main(int argc, char **argv) {
 
   // The compile cache (CompileCache.h). The report is printed by the
   // lowering, which a cached program skips; the GPU's programs are not
-  // kept yet.
+  // kept yet; an LLVM option of the command line (hidden from --help)
+  // changes the compile in ways the key does not see.
   auto warn = [rank = rank](const llvm::Twine &message) {
     if (rank == 0)
       llvm::errs() << "tofu-run: warning: " << message << "\n";
   };
+  // TOFU_COMPILE_CACHE_VERBOSE=1: every rank says whether it compiled or
+  // loaded its program.
+  bool cacheVerbose = StringRef(getenvOr("TOFU_COMPILE_CACHE_VERBOSE")) == "1";
   std::optional<tofu::run::CompileCache> cache;
   std::string cacheKey;
   std::optional<tofu::run::CompileCache::Claim> claim;
   std::optional<tofu::run::CompiledProgram> compiled;
   if (std::string directory = getCompileCacheDirectory();
       !directory.empty() && !onGPU && !libraryReport) {
-    llvm::Expected<tofu::run::CompileCache> opened =
-        tofu::run::CompileCache::open(directory);
-    if (!opened)
+    if (std::string option = findLLVMOptionGiven(); !option.empty()) {
+      if (compileCache.getNumOccurrences())
+        warn("--compile-cache is off with the LLVM option " + option);
+    } else if (llvm::Expected<tofu::run::CompileCache> opened =
+                   tofu::run::CompileCache::open(directory)) {
+      cache.emplace(std::move(*opened));
+    } else {
       warn(llvm::toString(opened.takeError()) +
            "; compiling without the compile cache");
-    else
-      cache.emplace(std::move(*opened));
+    }
+  } else if (compileCache.getNumOccurrences() && compileCache != "off") {
+    warn(llvm::Twine("--compile-cache keeps nothing with ") +
+         (onGPU ? "--gpu" : "--report") + "; compiling");
   }
+  double waited = 0;
   if (cache) {
     std::string error;
     std::string build = describeBuild(argv[0], runtime, error);
@@ -1094,33 +1195,36 @@ int main(int argc, char **argv) {
                            machineBuilder->getFeatures().getString();
       cacheKey = tofu::run::compileCacheKey(
           {kCompileCacheFormat, build, target, prepared, lowering});
-      // The other ranks on this node wait here while one compiles.
-      if (llvm::Expected<tofu::run::CompileCache::Claim> taken =
-              cache->claim(cacheKey))
-        claim.emplace(std::move(*taken));
-      else
-        warn(llvm::toString(taken.takeError()));
+      auto waitStart = std::chrono::steady_clock::now();
+      if (llvm::Error error = claimOrWait(*cache, cacheKey, claim, warn))
+        warn(llvm::toString(std::move(error)));
       llvm::Expected<std::optional<tofu::run::CompiledProgram>> found =
           cache->lookup(cacheKey);
       if (!found)
         warn(llvm::toString(found.takeError()) + "; compiling it again");
       else
         compiled = std::move(*found);
+      waited = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             waitStart)
+                   .count();
     }
   }
   bool loaded = compiled.has_value();
   auto loweredAt = std::chrono::steady_clock::now(), translatedAt = loweredAt;
   tofu::run::JITTimes jitTimes;
-  if (!compiled) {
+  // Lowers, translates and compiles the prepared module into `compiled`.
+  auto compile = [&]() -> bool {
     if (failed(lowerModule()))
-      return 1;
+      return false;
     internalize();
     loweredAt = std::chrono::steady_clock::now();
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(*module, llvmContext, "tofu-run");
-    if (!llvmModule)
-      return fail("cannot translate the lowered module to LLVM IR");
+    if (!llvmModule) {
+      fail("cannot translate the lowered module to LLVM IR");
+      return false;
+    }
     llvmModule->setDataLayout(*dataLayout);
     llvmModule->setTargetTriple(machineBuilder->getTargetTriple());
     translatedAt = std::chrono::steady_clock::now();
@@ -1133,28 +1237,56 @@ int main(int argc, char **argv) {
             : std::max(1u, claim ? cores : cores / unsigned(getLocalRanks()));
     llvm::Expected<tofu::run::CompiledProgram> made = tofu::run::compileProgram(
         std::move(llvmModule), *machineBuilder, threads, jitTimes);
-    if (!made)
-      return fail("cannot compile the module: " +
-                  llvm::toString(made.takeError()));
+    if (!made) {
+      fail("cannot compile the module: " + llvm::toString(made.takeError()));
+      return false;
+    }
     if (cache)
       if (llvm::Error error = cache->store(cacheKey, *made))
         warn(llvm::toString(std::move(error)));
     compiled = std::move(*made);
-  }
+    return true;
+  };
+  if (!compiled && !compile())
+    return 1;
   claim.reset();
-  llvm::Expected<std::unique_ptr<tofu::run::JITProgram>> program =
-      tofu::run::JITProgram::load(std::move(*compiled), *machineBuilder,
-                                  libraries, perfMap.getNumOccurrences() > 0);
-  if (!program)
-    return fail("cannot compile the module: " +
-                llvm::toString(program.takeError()));
-  // ORC links the objects on the first lookup.
-  llvm::Expected<void *> entry = (*program)->lookup("main");
+  // Loads `compiled` and finds its @main (ORC links the objects on the
+  // first lookup).
+  std::unique_ptr<tofu::run::JITProgram> program;
+  auto load = [&]() -> llvm::Expected<void *> {
+    llvm::Expected<std::unique_ptr<tofu::run::JITProgram>> made =
+        tofu::run::JITProgram::load(std::move(*compiled), *machineBuilder,
+                                    libraries, perfMap.getNumOccurrences() > 0);
+    compiled.reset();
+    if (!made)
+      return made.takeError();
+    program = std::move(*made);
+    return program->lookup("main");
+  };
+  llvm::Expected<void *> entry = load();
+  if (!entry && loaded) {
+    // A program from the cache that does not link (a library changed in a
+    // way that the key does not see) is compiled again and replaced.
+    warn("the compile cache entry " + cache->entryPath(cacheKey) +
+         " does not load (" + llvm::toString(entry.takeError()) +
+         "); compiling it again");
+    program.reset();
+    loaded = false;
+    if (!compile())
+      return 1;
+    entry = load();
+  }
   if (!entry)
     return fail("cannot compile the module: " +
                 llvm::toString(entry.takeError()));
+  if (cacheVerbose)
+    llvm::errs() << "tofu-run: compile cache: rank " << rank << " "
+                 << (loaded  ? "loaded"
+                     : cache ? "compiled"
+                             : "compiled, off")
+                 << (cache ? " " + cache->entryPath(cacheKey) : "") << "\n";
   auto *runMain = reinterpret_cast<void (*)()>(*entry);
-  if (llvm::Error error = (*program)->initialize())
+  if (llvm::Error error = program->initialize())
     return fail("cannot initialize the compiled program: " +
                 llvm::toString(std::move(error)));
   // The perf map is written after the run, when the linker has placed
@@ -1188,10 +1320,14 @@ int main(int argc, char **argv) {
           "optimization and code generation %.3f s (optimization %.3f s; "
           "code generation in %u parts on %u threads, %.3f s summed over "
           "them)\n",
-          seconds(now - compileStart), seconds(loweredAt - compileStart),
+          seconds(now - compileStart),
+          seconds(loweredAt - compileStart) - waited,
           seconds(translatedAt - loweredAt), seconds(now - translatedAt),
           jitTimes.optimize, jitTimes.parts, jitTimes.threads,
           jitTimes.codegen);
+    if (waited >= 0.001)
+      llvm::outs() << llvm::format(
+          "  %.3f s in the compile cache (its claim and lookup)\n", waited);
     llvm::outs().flush();
   }
   if (workers > 1) {
@@ -1210,10 +1346,10 @@ int main(int argc, char **argv) {
     runMain();
   }
   if (!perfMapPath.empty())
-    if (llvm::Error error = (*program)->writePerfMap(perfMapPath))
+    if (llvm::Error error = program->writePerfMap(perfMapPath))
       return fail("cannot write the perf map: " +
                   llvm::toString(std::move(error)));
-  if (llvm::Error error = (*program)->deinitialize())
+  if (llvm::Error error = program->deinitialize())
     return fail(llvm::toString(std::move(error)));
   return 0;
 }

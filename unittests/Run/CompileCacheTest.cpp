@@ -11,6 +11,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -127,8 +128,9 @@ TEST_F(CompileCacheTest, AClaimExcludesOtherProcesses) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    Expected<CompileCache::Claim> claim = cache->claim("k");
-    char byte = claim ? 'y' : 'n';
+    Expected<std::optional<CompileCache::Claim>> claim =
+        cache->claim("k", std::chrono::seconds(60));
+    char byte = claim && claim->has_value() ? 'y' : 'n';
     if (!claim)
       consumeError(claim.takeError());
     (void)!::write(claimed[1], &byte, 1);
@@ -139,20 +141,20 @@ TEST_F(CompileCacheTest, AClaimExcludesOtherProcesses) {
   ASSERT_EQ(::read(claimed[0], &byte, 1), 1);
   ASSERT_EQ(byte, 'y');
   {
-    Expected<std::optional<CompileCache::Claim>> other = cache->tryClaim("k");
+    Expected<std::optional<CompileCache::Claim>> other = cache->claim("k");
     ASSERT_TRUE(bool(other)) << toString(other.takeError());
     EXPECT_FALSE(other->has_value());
   }
   // Another key is not held.
   {
-    Expected<std::optional<CompileCache::Claim>> other = cache->tryClaim("j");
+    Expected<std::optional<CompileCache::Claim>> other = cache->claim("j");
     ASSERT_TRUE(bool(other)) << toString(other.takeError());
     EXPECT_TRUE(other->has_value());
   }
   ASSERT_EQ(::write(release[1], "x", 1), 1);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  Expected<std::optional<CompileCache::Claim>> after = cache->tryClaim("k");
+  Expected<std::optional<CompileCache::Claim>> after = cache->claim("k");
   ASSERT_TRUE(bool(after)) << toString(after.takeError());
   EXPECT_TRUE(after->has_value());
   for (int fd : {claimed[0], claimed[1], release[0], release[1]})
@@ -186,6 +188,23 @@ TEST_F(CompileCacheTest, RemovesTheLeastRecentlyUsedEntries) {
   EXPECT_TRUE(sys::fs::exists(cache->entryPath("a")));
   EXPECT_FALSE(sys::fs::exists(cache->entryPath("b")));
   EXPECT_TRUE(sys::fs::exists(cache->entryPath("c")));
+}
+
+// Its programs run in the process that loads them: a directory that other
+// users may write is refused, and one that the cache creates is private.
+TEST_F(CompileCacheTest, ADirectoryOthersMayWriteIsRefused) {
+  SmallString<128> inner(directory);
+  sys::path::append(inner, "made");
+  ASSERT_TRUE(bool(CompileCache::open(inner)));
+  sys::fs::file_status status;
+  ASSERT_FALSE(sys::fs::status(inner, status));
+  EXPECT_EQ(status.permissions() & sys::fs::all_perms, sys::fs::owner_all);
+  ASSERT_FALSE(
+      sys::fs::setPermissions(inner, sys::fs::owner_all | sys::fs::group_all));
+  Expected<CompileCache> shared = CompileCache::open(inner);
+  ASSERT_FALSE(bool(shared));
+  EXPECT_NE(toString(shared.takeError()).find("must be private"),
+            std::string::npos);
 }
 
 TEST(CompileCacheOpen, AnUnwritableDirectoryIsAnError) {
