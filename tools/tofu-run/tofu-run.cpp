@@ -1279,12 +1279,14 @@ int main(int argc, char **argv) {
   if (!entry)
     return fail("cannot compile the module: " +
                 llvm::toString(entry.takeError()));
-  if (cacheVerbose)
-    llvm::errs() << "tofu-run: compile cache: rank " << rank << " "
-                 << (loaded  ? "loaded"
-                     : cache ? "compiled"
-                             : "compiled, off")
-                 << (cache ? " " + cache->entryPath(cacheKey) : "") << "\n";
+  if (cacheVerbose) {
+    // One write: the ranks share the stream.
+    std::string line =
+        "tofu-run: compile cache: rank " + std::to_string(rank) + " " +
+        (loaded ? "loaded" : cache ? "compiled" : "compiled, off") +
+        (cache ? " " + cache->entryPath(cacheKey) : "") + "\n";
+    llvm::errs() << line;
+  }
   auto *runMain = reinterpret_cast<void (*)()>(*entry);
   if (llvm::Error error = program->initialize())
     return fail("cannot initialize the compiled program: " +
