@@ -117,28 +117,29 @@ Expected<CompiledProgram> tofu::run::decodeProgram(StringRef bytes,
     return damaged("its checksum does not match");
   Reader reader(body.drop_front(kMagic.size()));
   CompiledProgram program;
-  for (SmallVector<std::string> *names :
-       {&program.constructors, &program.destructors}) {
+  // A count, then as many byte strings, each given to `add`.
+  auto readList = [&](function_ref<void(StringRef, uint64_t)> add) {
     uint64_t count;
     if (!reader.integer(count, 4))
-      return damaged("it ends early");
+      return false;
     for (uint64_t i = 0; i < count; ++i) {
       StringRef value;
       if (!reader.string(value))
-        return damaged("it ends early");
-      names->push_back(value.str());
+        return false;
+      add(value, i);
     }
-  }
-  uint64_t count;
-  if (!reader.integer(count, 4))
+    return true;
+  };
+  auto addTo = [](SmallVector<std::string> &names) {
+    return [&names](StringRef name, uint64_t) { names.push_back(name.str()); };
+  };
+  if (!readList(addTo(program.constructors)) ||
+      !readList(addTo(program.destructors)) ||
+      !readList([&](StringRef object, uint64_t i) {
+        program.objects.push_back(MemoryBuffer::getMemBufferCopy(
+            object, "tofu-run.cached" + std::to_string(i)));
+      }))
     return damaged("it ends early");
-  for (uint64_t i = 0; i < count; ++i) {
-    StringRef object;
-    if (!reader.string(object))
-      return damaged("it ends early");
-    program.objects.push_back(MemoryBuffer::getMemBufferCopy(
-        object, "tofu-run.cached" + std::to_string(i)));
-  }
   if (!reader.empty())
     return damaged("it has bytes after its last object");
   return program;

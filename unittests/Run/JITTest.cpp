@@ -118,21 +118,49 @@ protected:
     return module;
   }
 
-  /// `text` compiled for the host at -O1, as tofu-run compiles, on
-  /// GetParam() threads.
-  Expected<std::unique_ptr<tofu::run::JITProgram>>
-  compile(const char *text, tofu::run::JITTimes &times) {
-    std::unique_ptr<Module> module = parse(text);
-    if (!module)
-      return createStringError("the test's module does not parse");
+  /// The host's target at -O1, as tofu-run compiles.
+  static orc::JITTargetMachineBuilder hostBuilder() {
     orc::JITTargetMachineBuilder builder =
         cantFail(orc::JITTargetMachineBuilder::detectHost());
     builder.setCodeGenOptLevel(CodeGenOptLevel::Less);
+    return builder;
+  }
+
+  /// `text` parsed for the target of `builder`.
+  std::unique_ptr<Module> parseFor(const char *text,
+                                   orc::JITTargetMachineBuilder &builder) {
+    std::unique_ptr<Module> module = parse(text);
+    if (!module)
+      return nullptr;
     module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
     module->setTargetTriple(builder.getTargetTriple());
+    return module;
+  }
+
+  /// `text` compiled for the host, on GetParam() threads.
+  Expected<std::unique_ptr<tofu::run::JITProgram>>
+  compile(const char *text, tofu::run::JITTimes &times) {
+    orc::JITTargetMachineBuilder builder = hostBuilder();
+    std::unique_ptr<Module> module = parseFor(text, builder);
+    if (!module)
+      return createStringError("the test's module does not parse");
     return tofu::run::JITProgram::create(std::move(module), builder, {},
                                          GetParam(), times,
                                          /*recordFunctions=*/true);
+  }
+
+  /// Runs kProgram's driver between its constructors and destructors and
+  /// checks what it records: @total is one variable, 45 after the first
+  /// step and 45 + 6 after the second.
+  static void expectRunsKProgram(tofu::run::JITProgram &program) {
+    Expected<void *> entry = program.lookup("main");
+    ASSERT_TRUE(bool(entry)) << toString(entry.takeError());
+    recorded.clear();
+    ASSERT_FALSE(bool(program.initialize()));
+    reinterpret_cast<void (*)()> (*entry)();
+    ASSERT_FALSE(bool(program.deinitialize()));
+    std::vector<int64_t> expected{-1, 45, 100, 51, 16, -2};
+    EXPECT_EQ(recorded, expected);
   }
 
   LLVMContext context;
@@ -146,28 +174,15 @@ TEST_P(JITTest, RunsTheDriverBetweenConstructorsAndDestructors) {
   // The driver, the straight-line step, and the loops in one part per
   // thread.
   EXPECT_EQ(times.parts, 2 + GetParam());
-  Expected<void *> entry = (*program)->lookup("main");
-  ASSERT_TRUE(bool(entry)) << toString(entry.takeError());
-  recorded.clear();
-  ASSERT_FALSE(bool((*program)->initialize()));
-  reinterpret_cast<void (*)()> (*entry)();
-  ASSERT_FALSE(bool((*program)->deinitialize()));
-  // @total is one variable: 45 after the first step, 45 + 6 after the
-  // second.
-  std::vector<int64_t> expected{-1, 45, 100, 51, 16, -2};
-  EXPECT_EQ(recorded, expected);
+  expectRunsKProgram(**program);
 }
 
 // A program loaded from the compile cache runs as the one compiled: the
 // same objects, constructors and destructors.
 TEST_P(JITTest, AProgramFromTheCompileCacheRunsAsCompiled) {
-  std::unique_ptr<Module> module = parse(kProgram);
+  orc::JITTargetMachineBuilder builder = hostBuilder();
+  std::unique_ptr<Module> module = parseFor(kProgram, builder);
   ASSERT_TRUE(module);
-  orc::JITTargetMachineBuilder builder =
-      cantFail(orc::JITTargetMachineBuilder::detectHost());
-  builder.setCodeGenOptLevel(CodeGenOptLevel::Less);
-  module->setDataLayout(cantFail(builder.getDefaultDataLayoutForTarget()));
-  module->setTargetTriple(builder.getTargetTriple());
   tofu::run::JITTimes times;
   Expected<tofu::run::CompiledProgram> compiled =
       tofu::run::compileProgram(std::move(module), builder, GetParam(), times);
@@ -186,14 +201,7 @@ TEST_P(JITTest, AProgramFromTheCompileCacheRunsAsCompiled) {
   Expected<std::unique_ptr<tofu::run::JITProgram>> program =
       tofu::run::JITProgram::load(std::move(**found), builder, {});
   ASSERT_TRUE(bool(program)) << toString(program.takeError());
-  Expected<void *> entry = (*program)->lookup("main");
-  ASSERT_TRUE(bool(entry)) << toString(entry.takeError());
-  recorded.clear();
-  ASSERT_FALSE(bool((*program)->initialize()));
-  reinterpret_cast<void (*)()> (*entry)();
-  ASSERT_FALSE(bool((*program)->deinitialize()));
-  std::vector<int64_t> expected{-1, 45, 100, 51, 16, -2};
-  EXPECT_EQ(recorded, expected);
+  expectRunsKProgram(**program);
 }
 
 TEST_P(JITTest, AnUndefinedSymbolIsAnError) {
