@@ -56,10 +56,6 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 
 from tofu import twins  # noqa: E402  (standard library part only)
 
-# The compile time reported is that of a cold compile: tofu-run's compile
-# cache would load a step measured before (TOFU_COMPILE_CACHE=DIR to time
-# the loads instead).
-os.environ.setdefault("TOFU_COMPILE_CACHE", "off")
 
 LR = 1e-3
 
@@ -240,14 +236,26 @@ def tofu_time(step, ranks, steps, warmup, tofu_run, timeout, workers=False,
         # brackets.
         base += ["--func", "forward_train"]
     total = steps + warmup
+    # The compile time is a first run's: an empty compile cache, so that
+    # the ranks of the node compile the step once (TOFU_COMPILE_CACHE set:
+    # that cache, or `off` to have every rank compile).
+    cache = None
+    env = dict(os.environ)
+    if "TOFU_COMPILE_CACHE" not in os.environ:
+        cache = tempfile.TemporaryDirectory(prefix="tofu-cache-")
+        env["TOFU_COMPILE_CACHE"] = cache.name
     try:
         # tofu-cpu-report writes to stderr.
         out = run(base + ["--steps", str(total), "--timing", "--warmup",
-                          str(warmup), "--report"], timeout, both=True)
+                          str(warmup), "--report"], timeout, both=True,
+                  env=env)
     except Failed as err:
         if "Unknown command line argument" not in str(err):
             raise
         out = None
+    finally:
+        if cache:
+            cache.cleanup()
     result = {}
     if out is not None:
         m = re.search(r"step time: median ([0-9.]+) ms", out)

@@ -21,8 +21,9 @@ using namespace tofu::run;
 namespace {
 /// An entry: the magic, then the constructors, the destructors and the
 /// objects, each list as a count and length-prefixed byte strings (little
-/// endian), then the XXH3 checksum of everything before it.
-constexpr StringLiteral kMagic = "TOFUJIT1";
+/// endian), the report as one such string, then the XXH3 checksum of
+/// everything before it.
+constexpr StringLiteral kMagic = "TOFUJIT2";
 constexpr StringLiteral kEntrySuffix = ".tofu-jit";
 constexpr StringLiteral kLockSuffix = ".lock";
 constexpr StringLiteral kTemporarySuffix = ".tmp-";
@@ -97,6 +98,7 @@ std::string tofu::run::encodeProgram(const CompiledProgram &program) {
   appendInteger(out, program.objects.size(), 4);
   for (const std::unique_ptr<MemoryBuffer> &object : program.objects)
     appendString(out, object->getBuffer());
+  appendString(out, program.report);
   appendInteger(out, checksum(out), 8);
   return out;
 }
@@ -140,6 +142,10 @@ Expected<CompiledProgram> tofu::run::decodeProgram(StringRef bytes,
             object, "tofu-run.cached" + std::to_string(i)));
       }))
     return damaged("it ends early");
+  StringRef report;
+  if (!reader.string(report))
+    return damaged("it ends early");
+  program.report = report.str();
   if (!reader.empty())
     return damaged("it has bytes after its last object");
   return program;

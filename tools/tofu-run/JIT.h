@@ -76,6 +76,9 @@ struct JITFunctions {
 struct CompiledProgram {
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
   llvm::SmallVector<std::string> constructors, destructors;
+  /// What the lowering reported (tofu-cpu-report's FLOP shares), printed
+  /// again when the program is loaded from the cache; empty when nothing.
+  std::string report;
 };
 
 /// Compiles `module` for the target machines of `machineBuilder` on up to

@@ -1054,8 +1054,8 @@ int main(int argc, char **argv) {
     // The communication becomes calls into the runtime.
     communication = combine + ",convert-tofu-to-mpi";
     lowering = std::string("tofu-cpu-pipeline{library-calls=") +
-               (libraryCalls ? "1" : "0") +
-               (libraryReport && rank == 0 ? " report=-" : "") + "}";
+               (libraryCalls ? "1" : "0") + (libraryReport ? " report" : "") +
+               "}";
   } else {
     // A partitioned step's communication calls the GPU collectives
     // (Collectives.cpp: NCCL, one process per GPU under mpiexec).
@@ -1084,11 +1084,41 @@ int main(int argc, char **argv) {
   // tofu-cpu-pipeline fuses element-wise chains first: after the driver is
   // built, whose initial values follow the step's unfused ops (the fan-in
   // of a weight; docs/cpu.md).
+  // The report goes to a file of every rank's own: the compile cache keeps
+  // it with the program, whichever rank compiled it, and rank 0 prints it.
+  std::string reportFile;
   auto lowerModule = [&]() -> LogicalResult {
+    std::string pipeline = lowering;
+    if (libraryReport && !onGPU) {
+      llvm::SmallString<128> path;
+      if (std::error_code code = llvm::sys::fs::createTemporaryFile(
+              "tofu-run-report", "txt", path)) {
+        fail("cannot write the report: " + code.message());
+        return failure();
+      }
+      reportFile = std::string(path);
+      pipeline = std::string("tofu-cpu-pipeline{library-calls=") +
+                 (libraryCalls ? "1" : "0") + " report={" + reportFile + "}}";
+    }
     PassManager lower(&context);
-    return success(
-        succeeded(parsePassPipeline(lowering, lower, llvm::errs())) &&
-        succeeded(lower.run(*module)));
+    if (succeeded(parsePassPipeline(pipeline, lower, llvm::errs())) &&
+        succeeded(lower.run(*module)))
+      return success();
+    if (!reportFile.empty())
+      llvm::sys::fs::remove(reportFile);
+    return failure();
+  };
+  // The report that the lowering wrote, its file removed.
+  auto takeReport = [&]() -> std::string {
+    if (reportFile.empty())
+      return "";
+    std::string text;
+    if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+            llvm::MemoryBuffer::getFile(reportFile))
+      text = (*file)->getBuffer().str();
+    llvm::sys::fs::remove(reportFile);
+    reportFile.clear();
+    return text;
   };
   // Only @main is called from outside: every other function is internal to
   // the optimizer, and the split of the parallel JIT (JIT.cpp) makes
@@ -1114,6 +1144,8 @@ int main(int argc, char **argv) {
   if (!emitExecutable.empty()) {
     if (failed(lowerModule()))
       return 1;
+    if (std::string report = takeReport(); rank == 0)
+      llvm::errs() << report;
     internalize();
     SmallVector<std::string> libraries{runtime};
     if (onGPU)
@@ -1162,7 +1194,7 @@ int main(int argc, char **argv) {
   std::optional<tofu::run::CompileCache::Claim> claim;
   std::optional<tofu::run::CompiledProgram> compiled;
   if (std::string directory = getCompileCacheDirectory();
-      !directory.empty() && !onGPU && !libraryReport) {
+      !directory.empty() && !onGPU) {
     if (std::string option = findLLVMOptionGiven(); !option.empty()) {
       if (compileCache.getNumOccurrences())
         warn("--compile-cache is off with the LLVM option " + option);
@@ -1173,9 +1205,9 @@ int main(int argc, char **argv) {
       warn(llvm::toString(opened.takeError()) +
            "; compiling without the compile cache");
     }
-  } else if (compileCache.getNumOccurrences() && compileCache != "off") {
-    warn(llvm::Twine("--compile-cache keeps nothing with ") +
-         (onGPU ? "--gpu" : "--report") + "; compiling");
+  } else if (onGPU && compileCache.getNumOccurrences() &&
+             compileCache != "off") {
+    warn("--compile-cache keeps nothing with --gpu; compiling");
   }
   double waited = 0;
   if (cache) {
@@ -1241,15 +1273,18 @@ int main(int argc, char **argv) {
       fail("cannot compile the module: " + llvm::toString(made.takeError()));
       return false;
     }
-    if (cache)
-      if (llvm::Error error = cache->store(cacheKey, *made))
-        warn(llvm::toString(std::move(error)));
     compiled = std::move(*made);
+    compiled->report = takeReport();
+    if (cache)
+      if (llvm::Error error = cache->store(cacheKey, *compiled))
+        warn(llvm::toString(std::move(error)));
     return true;
   };
   if (!compiled && !compile())
     return 1;
   claim.reset();
+  if (rank == 0 && libraryReport)
+    llvm::errs() << compiled->report;
   // Loads `compiled` and finds its @main (ORC links the objects on the
   // first lookup).
   std::unique_ptr<tofu::run::JITProgram> program;

@@ -26,8 +26,8 @@ using namespace tofu::run;
 
 namespace {
 
-/// Two objects (one with a zero byte and one empty), a constructor and two
-/// destructors.
+/// Two objects (one with a zero byte and one empty), a constructor, two
+/// destructors and a report.
 CompiledProgram makeProgram() {
   CompiledProgram program;
   program.objects.push_back(
@@ -35,6 +35,7 @@ CompiledProgram makeProgram() {
   program.objects.push_back(MemoryBuffer::getMemBufferCopy("", "b"));
   program.constructors = {"load"};
   program.destructors = {"unload", "close"};
+  program.report = "library share: 95%\n";
   return program;
 }
 
@@ -44,6 +45,7 @@ void expectSame(const CompiledProgram &a, const CompiledProgram &b) {
     EXPECT_EQ(a.objects[i]->getBuffer(), b.objects[i]->getBuffer());
   EXPECT_EQ(a.constructors, b.constructors);
   EXPECT_EQ(a.destructors, b.destructors);
+  EXPECT_EQ(a.report, b.report);
 }
 
 class CompileCacheTest : public ::testing::Test {
