@@ -1081,12 +1081,12 @@ int main(int argc, char **argv) {
                         *module, module->lookupSymbol<func::FuncOp>(stepName),
                         onGPU ? "tofu_gpu_timer" : "tofu_timer", onGPU))));
   };
-  // tofu-cpu-pipeline fuses element-wise chains first: after the driver is
-  // built, whose initial values follow the step's unfused ops (the fan-in
-  // of a weight; docs/cpu.md).
   // The report goes to a file of every rank's own: the compile cache keeps
   // it with the program, whichever rank compiled it, and rank 0 prints it.
   std::string reportFile;
+  // tofu-cpu-pipeline fuses element-wise chains first: after the driver is
+  // built, whose initial values follow the step's unfused ops (the fan-in
+  // of a weight; docs/cpu.md).
   auto lowerModule = [&]() -> LogicalResult {
     std::string pipeline = lowering;
     if (libraryReport && !onGPU) {
@@ -1248,6 +1248,7 @@ int main(int argc, char **argv) {
   auto compile = [&]() -> bool {
     if (failed(lowerModule()))
       return false;
+    std::string report = takeReport();
     internalize();
     loweredAt = std::chrono::steady_clock::now();
     llvm::LLVMContext llvmContext;
@@ -1274,7 +1275,7 @@ int main(int argc, char **argv) {
       return false;
     }
     compiled = std::move(*made);
-    compiled->report = takeReport();
+    compiled->report = std::move(report);
     if (cache)
       if (llvm::Error error = cache->store(cacheKey, *compiled))
         warn(llvm::toString(std::move(error)));
