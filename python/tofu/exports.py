@@ -405,20 +405,15 @@ class _Export(FuncBuilder):
         """cos or sin (`fn`) of the rotary angles, (seq, d): position i
         times 1 / base^(2j / d) for j = column mod d/2, from linalg.index."""
         def body(s, a, acc):
-            def line(text):
-                name = s._fresh()
-                s.lines.append(f"    {name} = {text}")
-                return name
-
             def to_float(index):
-                wide = line(f"arith.index_cast {index} : index to i64")
-                return line(f"arith.sitofp {wide} : i64 to {self.dtype}")
-            i = line("linalg.index 0 : index")
-            j = line("linalg.index 1 : index")
-            half = line(f"arith.constant {d // 2} : index")
-            two = line("arith.constant 2 : index")
-            step = line(f"arith.muli {line(f'arith.remui {j}, {half} : index')}, "
-                        f"{two} : index")
+                wide = s.line(f"arith.index_cast {index} : index to i64")
+                return s.line(f"arith.sitofp {wide} : i64 to {self.dtype}")
+            i = s.line("linalg.index 0 : index")
+            j = s.line("linalg.index 1 : index")
+            half = s.line(f"arith.constant {d // 2} : index")
+            two = s.line("arith.constant 2 : index")
+            column = s.line(f"arith.remui {j}, {half} : index")
+            step = s.line(f"arith.muli {column}, {two} : index")
             exponent = s.div(to_float(step), s.const(float(d)))
             inv = s.div(s.const(1.0), s.op("math.powf", s.const(base), exponent))
             return s.op(fn, s.mul(to_float(i), inv))
@@ -455,18 +450,13 @@ class _Export(FuncBuilder):
         """scores * scale, with key positions after the query's set to the
         lowest f32 (linalg.index, as torch-mlir lowers masked_fill)."""
         def body(s, a, acc):
-            i = s._fresh()
-            s.lines.append(f"    {i} = linalg.index 1 : index")
-            j = s._fresh()
-            s.lines.append(f"    {j} = linalg.index 2 : index")
-            later = s._fresh()
-            s.lines.append(f"    {later} = arith.cmpi ugt, {j}, {i} : index")
+            i = s.line("linalg.index 1 : index")
+            j = s.line("linalg.index 2 : index")
+            later = s.line(f"arith.cmpi ugt, {j}, {i} : index")
             lowest = s.const(-3.4028234663852886e38)
             scaled = s.mul(a[0], s.const(scale))
-            name = s._fresh()
-            s.lines.append(f"    {name} = arith.select {later}, {lowest}, "
-                           f"{scaled} : {self.dtype}")
-            return name
+            return s.line(f"arith.select {later}, {lowest}, {scaled} : "
+                          f"{self.dtype}")
         idx = ["d0", "d1", "d2"]
         return self.generic([scores], [idx], scores.shape, idx,
                             ["parallel"] * 3, body)

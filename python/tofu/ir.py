@@ -58,6 +58,13 @@ class Scalar:
         self.lines.append(f"    {name} = arith.constant {float_literal(value)} : {self.dtype}")
         return name
 
+    def line(self, text):
+        """`%name = text`, an op of any result type (index arithmetic,
+        linalg.index, a select on an i1); returns the name."""
+        name = self._fresh()
+        self.lines.append(f"    {name} = {text}")
+        return name
+
     def op(self, opname, *operands):
         name = self._fresh()
         self.lines.append(f"    {name} = {opname} {', '.join(operands)} : {self.dtype}")

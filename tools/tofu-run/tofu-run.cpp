@@ -330,12 +330,6 @@ static std::string getCompileCacheDirectory() {
   return directory == "off" ? "" : directory;
 }
 
-/// The value of the environment variable `name`, or "" when unset.
-static const char *getenvOr(const char *name) {
-  const char *value = std::getenv(name);
-  return value ? value : "";
-}
-
 /// The file of the shared library that holds `address`, and its identity:
 /// device, inode, size and modification time. The key holds these for
 /// LLVM's and MLIR's libraries, which lower and compile the program and
@@ -987,6 +981,10 @@ int main(int argc, char **argv) {
                 "and --gpu-lower-only run nothing");
   if (compileCache.getNumOccurrences() && compileCache.empty())
     return fail("--compile-cache takes a directory, or 'off'");
+  if (onGPU && compileCache.getNumOccurrences() && compileCache != "off" &&
+      rank == 0)
+    llvm::errs() << "tofu-run: warning: --compile-cache keeps nothing with "
+                    "--gpu yet; compiling\n";
   if (compileCache.getNumOccurrences() && compileCache != "off" &&
       !emitExecutable.empty())
     return fail("--compile-cache keeps the programs of runs; "
@@ -1054,8 +1052,7 @@ int main(int argc, char **argv) {
     // The communication becomes calls into the runtime.
     communication = combine + ",convert-tofu-to-mpi";
     lowering = std::string("tofu-cpu-pipeline{library-calls=") +
-               (libraryCalls ? "1" : "0") + (libraryReport ? " report" : "") +
-               "}";
+               (libraryCalls ? "1" : "0") + "}";
   } else {
     // A partitioned step's communication calls the GPU collectives
     // (Collectives.cpp: NCCL, one process per GPU under mpiexec).
@@ -1097,8 +1094,7 @@ int main(int argc, char **argv) {
         return failure();
       }
       reportFile = std::string(path);
-      pipeline = std::string("tofu-cpu-pipeline{library-calls=") +
-                 (libraryCalls ? "1" : "0") + " report={" + reportFile + "}}";
+      pipeline.insert(pipeline.size() - 1, " report={" + reportFile + "}");
     }
     PassManager lower(&context);
     if (succeeded(parsePassPipeline(pipeline, lower, llvm::errs())) &&
@@ -1178,17 +1174,17 @@ int main(int argc, char **argv) {
   if (onGPU)
     libraries.push_back(cudaRuntime);
 
-  // The compile cache (CompileCache.h). The report is printed by the
-  // lowering, which a cached program skips; the GPU's programs are not
-  // kept yet; an LLVM option of the command line (hidden from --help)
-  // changes the compile in ways the key does not see.
+  // The compile cache (CompileCache.h). The GPU's programs are not kept
+  // yet; an LLVM option of the command line (hidden from --help) changes
+  // the compile in ways the key does not see.
   auto warn = [rank = rank](const llvm::Twine &message) {
     if (rank == 0)
       llvm::errs() << "tofu-run: warning: " << message << "\n";
   };
   // TOFU_COMPILE_CACHE_VERBOSE=1: every rank says whether it compiled or
   // loaded its program.
-  bool cacheVerbose = StringRef(getenvOr("TOFU_COMPILE_CACHE_VERBOSE")) == "1";
+  const char *verbose = std::getenv("TOFU_COMPILE_CACHE_VERBOSE");
+  bool cacheVerbose = verbose && StringRef(verbose) == "1";
   std::optional<tofu::run::CompileCache> cache;
   std::string cacheKey;
   std::optional<tofu::run::CompileCache::Claim> claim;
@@ -1205,9 +1201,6 @@ int main(int argc, char **argv) {
       warn(llvm::toString(opened.takeError()) +
            "; compiling without the compile cache");
     }
-  } else if (onGPU && compileCache.getNumOccurrences() &&
-             compileCache != "off") {
-    warn("--compile-cache keeps nothing with --gpu; compiling");
   }
   double waited = 0;
   if (cache) {
@@ -1225,8 +1218,10 @@ int main(int argc, char **argv) {
       std::string target = machineBuilder->getTargetTriple().str() + " " +
                            machineBuilder->getCPU() + " " +
                            machineBuilder->getFeatures().getString();
+      // An entry made with --report holds the report.
       cacheKey = tofu::run::compileCacheKey(
-          {kCompileCacheFormat, build, target, prepared, lowering});
+          {kCompileCacheFormat, build, target, prepared, lowering,
+           libraryReport ? "report" : "no report"});
       auto waitStart = std::chrono::steady_clock::now();
       if (llvm::Error error = claimOrWait(*cache, cacheKey, claim, warn))
         warn(llvm::toString(std::move(error)));
