@@ -28,6 +28,8 @@ export with sequence length 12):
   llama        a LLaMA decoder stack (RMSNorm, rotary embeddings, causal
                attention, SiLU-gated MLP): 2 layers, hidden 256, 4 heads,
                MLP 688, sequence 128, batch 8
+  resnet       torchvision's ResNet-18 (BasicBlocks, batch norm in training
+               mode), 32 x 32 images, batch 16, 10 classes
 
 The step time is the median over --steps steps after --warmup warm-up steps;
 the compile time is tofu-run's JIT (and, apart, tofu-opt's pipeline).
@@ -60,12 +62,16 @@ CASES = {
     "bert-seq12": ("bert", ["seq=12"], "BERT-tiny encoder, seq 12, batch 8"),
     "llama": ("llama", [], "LLaMA decoder, 2 layers, hidden 256, 4 heads, "
                            "MLP 688, seq 128, batch 8"),
+    "resnet": ("resnet", [], "ResNet-18 (BasicBlocks, batch norm), 32 x 32, "
+                             "batch 16"),
 }
 
 
 def matmul_flops(name, sizes):
     """FLOPs of forward and backward's matrix products (the first layer's
     input gradient left out: neither side computes it)."""
+    if name == "resnet":
+        return resnet_flops(sizes)
     if name == "mlp":
         w = [int(x) for x in str(sizes["widths"]).split(",")]
         return sum(2 * sizes["batch"] * a * b * (2 if i == 0 else 3)
@@ -76,6 +82,33 @@ def matmul_flops(name, sizes):
     per_layer = 4 * tokens * h * h + mlp * tokens * h * f + \
         2 * sizes["batch"] * sizes["seq"] * sizes["seq"] * h
     return 2 * 3 * per_layer * sizes["layers"]
+
+
+def resnet_flops(sizes):
+    """FLOPs of the ResNet's convolutions and classifier, forward and
+    backward (the stem's input gradient left out)."""
+    widths = [int(w) for w in str(sizes["widths"]).split(",")]
+    blocks = [int(n) for n in str(sizes["blocks"]).split(",")]
+    n, side = sizes["batch"], sizes["image"]
+    big = side >= 64
+    total, shrink = 0, lambda s: (s - 1) // 2 + 1
+
+    def conv(cin, cout, k, out_side, first=False):
+        return 2 * n * cout * out_side ** 2 * cin * k * k * (2 if first else 3)
+    side = shrink(side) if big else side
+    total += conv(3, widths[0], 7 if big else 3, side, first=True)
+    side = shrink(side) if big else side
+    cin = widths[0]
+    for i, (cout, count) in enumerate(zip(widths, blocks)):
+        for j in range(count):
+            stride = 2 if i and not j else 1
+            if stride == 2:
+                side = shrink(side)
+            total += conv(cin, cout, 3, side) + conv(cout, cout, 3, side)
+            if stride != 1 or cin != cout:
+                total += conv(cin, cout, 1, side)
+            cin = cout
+    return total + 2 * 3 * n * cin * sizes["classes"]
 
 
 # -- the PyTorch side ---------------------------------------------------------------

@@ -196,6 +196,55 @@ def llama_module(torch, hidden, heads, ffn, layers, base=10000.0, eps=1e-6):
     return Model()
 
 
+def resnet_module(torch, widths, blocks, image, classes):
+    """The module of resnet_text: torchvision's ResNet of BasicBlocks,
+    written out (with `image` 64 or more its 7x7 stem and max pool, else
+    the 3x3 stem of CIFAR ResNets)."""
+    nn, F = torch.nn, torch.nn.functional
+
+    def conv(cin, cout, k, stride):
+        return nn.Conv2d(cin, cout, k, stride, k // 2, bias=False)
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1, self.bn1 = conv(cin, cout, 3, stride), nn.BatchNorm2d(cout)
+            self.conv2, self.bn2 = conv(cout, cout, 3, 1), nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(conv(cin, cout, 1, stride),
+                                                nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            h = F.relu(self.bn1(self.conv1(x)))
+            h = self.bn2(self.conv2(h))
+            return F.relu(h + (self.downsample(x) if self.downsample else x))
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = conv(3, widths[0], 7 if image >= 64 else 3,
+                              2 if image >= 64 else 1)
+            self.bn1 = nn.BatchNorm2d(widths[0])
+            cin = widths[0]
+            for i, (cout, n) in enumerate(zip(widths, blocks)):
+                stage = []
+                for j in range(n):
+                    stage.append(BasicBlock(cin, cout, 2 if i and not j else 1))
+                    cin = cout
+                setattr(self, f"layer{i + 1}", nn.Sequential(*stage))
+            self.fc = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            x = F.relu(self.bn1(self.conv1(x)))
+            if image >= 64:
+                x = F.max_pool2d(x, 3, 2, 1)
+            for i in range(len(widths)):
+                x = getattr(self, f"layer{i + 1}")(x)
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+    return ResNet()
+
+
 def _generated_twin(torch, dtype, name, module):
     """The twin of a generated export trained with `tofu-loss{kind=mse}`:
     its parameters have the export's argument names."""
@@ -224,6 +273,12 @@ GENERATED = {
     "llama": (lambda dtype, **o: llama_text(dtype=dtype, **o),
               lambda torch, batch, seq, **o: llama_module(torch, **o),
               dict(batch=8, seq=128, hidden=256, heads=4, ffn=688, layers=2)),
+    "resnet": (lambda dtype, widths, blocks, **o: resnet_text(
+                   widths=_widths(widths), blocks=_widths(blocks), dtype=dtype, **o),
+               lambda torch, batch, widths, blocks, **o: resnet_module(
+                   torch, _widths(widths), _widths(blocks), **o),
+               dict(batch=16, image=32, classes=10, widths="64,128,256,512",
+                    blocks="2,2,2,2")),
 }
 
 
@@ -236,17 +291,23 @@ def sizes_of(name, overrides=()):
         if key not in sizes or not value:
             raise ValueError(f"{name}: no size '{item}' (sizes: "
                              f"{', '.join(f'{k}={v}' for k, v in sizes.items())})")
+        listed = key in ("widths", "blocks")
+        least = 2 if name == "mlp" else 1
         try:
-            numbers = _widths(value) if key == "widths" else (int(value),)
+            numbers = _widths(value) if listed else (int(value),)
         except ValueError:
             numbers = ()
-        if not numbers or min(numbers) < 1 or \
-                (key == "widths" and len(numbers) < 2):
+        if not numbers or min(numbers) < 1 or (listed and len(numbers) < least):
             raise ValueError(f"{name}: {key} takes "
-                             + ("two or more positive integers, comma-separated"
-                                if key == "widths" else "a positive integer")
+                             + (f"{'two' if least == 2 else 'one'} or more "
+                                "positive integers, comma-separated"
+                                if listed else "a positive integer")
                              + f", not '{value}'")
-        sizes[key] = value if key == "widths" else numbers[0]
+        sizes[key] = value if listed else numbers[0]
+    if name == "resnet" and \
+            len(_widths(sizes["widths"])) != len(_widths(sizes["blocks"])):
+        raise ValueError("resnet: widths and blocks name the same stages: "
+                         "give as many of each")
     if name in ("bert", "llama") and sizes["hidden"] % sizes["heads"]:
         raise ValueError(f"{name}: hidden must be a multiple of heads")
     if name == "llama" and (sizes["hidden"] // sizes["heads"]) % 2:
@@ -471,6 +532,62 @@ class _Export(FuncBuilder):
         return self.generic([gate, up], [idx, idx], gate.shape, idx,
                             ["parallel"] * len(idx), body)
 
+    def batchnorm(self, x, g, b, eps):
+        """BatchNorm2d in training mode as torch-mlir decomposes it: the
+        mean and the biased variance over (N, H, W) as keepdim
+        reductions, then (x - mean) * rsqrt(var + eps) * weight + bias."""
+        n, c, h, w = x.shape
+        count = float(n * h * w)
+        idx = ["d0", "d1", "d2", "d3"]
+        kept = ["0", "d1", "0", "0"]
+        iters = ["reduction", "parallel", "reduction", "reduction"]
+        total = self.generic([x], [idx], (1, c, 1, 1), kept, iters,
+                             lambda s, a, acc: s.add(a[0], acc),
+                             init=self.full((1, c, 1, 1), 0.0))
+
+        def square(s, a, acc):
+            d = s.sub(a[0], s.div(a[1], s.const(count)))
+            return s.add(s.mul(d, d), acc)
+        var = self.generic([x, total], [idx, kept], (1, c, 1, 1), kept, iters,
+                           square, init=self.full((1, c, 1, 1), 0.0))
+
+        def body(s, a, acc):
+            v, t, q, gamma, beta = a
+            rs = s.rsqrt(s.add(s.div(q, s.const(count)), s.const(eps)))
+            y = s.mul(s.sub(v, s.div(t, s.const(count))), rs)
+            return s.add(s.mul(y, gamma), beta)
+        return self.generic([x, total, var, g, b], [idx, kept, kept, ["d1"], ["d1"]],
+                            x.shape, idx, ["parallel"] * 4, body)
+
+    def maxpool(self, x, kernel, stride, padding):
+        """max_pool2d: a pad with the lowest float, then pooling_nchw_max
+        into a fill of it."""
+        lowest = -3.4028234663852886e38
+        x = self.pad(x, [0, 0, padding, padding], [0, 0, padding, padding],
+                     lowest)
+        n, c, h, w = x.shape
+        shape = (n, c, (h - kernel) // stride + 1, (w - kernel) // stride + 1)
+        return self._pooling("max", x, (kernel, kernel), stride,
+                             self.full(shape, lowest))
+
+    def avgpool(self, x):
+        """adaptive_avg_pool2d(x, 1): pooling_nchw_sum over the whole map,
+        divided by its size."""
+        n, c, h, w = x.shape
+        total = self._pooling("sum", x, (h, w), 1, self.full((n, c, 1, 1), 0.0))
+        idx = ["d0", "d1", "d2", "d3"]
+        return self.generic([total], [idx], total.shape, idx, ["parallel"] * 4,
+                            lambda s, a, acc: s.div(a[0], s.const(float(h * w))))
+
+    def _pooling(self, kind, x, window, stride, init):
+        shape = self.empty(window)
+        out = Value(self._fresh(), init.shape, self.dtype)
+        self.emit(f"{out.name} = linalg.pooling_nchw_{kind} {{dilations = "
+                  f"dense<1> : vector<2xi64>, strides = dense<{stride}> : "
+                  f"vector<2xi64>}} ins({x.name}, {shape.name} : {x.type}, "
+                  f"{shape.type}) outs({init.name} : {init.type}) -> {out.type}")
+        return out
+
     def text(self, result, module_name):
         args = ", ".join(f'{v.name}: {v.type} loc("{self.locs[v.name]}")'
                          for v, _ in self.args)
@@ -580,6 +697,47 @@ def llama_text(batch=8, seq=128, hidden=256, heads=4, ffn=688, layers=2,
         h = b.add(h, b.proj(gated, wd))
     h = b.rmsnorm(h, b.arg("norm.weight", (hidden,)), eps)
     return b.text(b.reshape(h, (batch, seq, hidden), [[0, 1], [2]]), "LlamaModel")
+
+
+def resnet_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
+                blocks=(2, 2, 2, 2), dtype="f32"):
+    """torchvision's ResNet of BasicBlocks (ResNet-18 at its default
+    sizes) as a forward export of the logits: convolutions without bias
+    after a tensor.pad, batch norm in training mode (the batch's mean and
+    biased variance as keepdim reductions), ReLU, the max pool of the 7x7
+    stem (`image` 64 or more) after a pad with the lowest float, the
+    adaptive average pool as a pooling sum and a division, flatten and
+    nn.Linear."""
+    b = _Export(dtype)
+    x = b.arg("input", (batch, 3, image, image), "input")
+    big = image >= 64
+
+    def bn(x, prefix):
+        return b.batchnorm(x, b.arg(prefix + ".weight", (x.shape[1],)),
+                           b.arg(prefix + ".bias", (x.shape[1],)), 1e-5)
+
+    def conv(x, name, cout, k, stride):
+        w = b.arg(name, (cout, x.shape[1], k, k))
+        return b.conv2d(x, w, stride, k // 2)
+    x = b.relu(bn(conv(x, "conv1.weight", widths[0], 7 if big else 3,
+                       2 if big else 1), "bn1"))
+    if big:
+        x = b.maxpool(x, 3, 2, 1)
+    for i, (cout, n) in enumerate(zip(widths, blocks)):
+        for j in range(n):
+            p = f"layer{i + 1}.{j}."
+            stride = 2 if i and not j else 1
+            h = b.relu(bn(conv(x, p + "conv1.weight", cout, 3, stride), p + "bn1"))
+            h = bn(conv(h, p + "conv2.weight", cout, 3, 1), p + "bn2")
+            if stride != 1 or x.shape[1] != cout:
+                x = bn(conv(x, p + "downsample.0.weight", cout, 1, stride),
+                       p + "downsample.1")
+            x = b.relu(b.add(h, x))
+    n, c = x.shape[:2]
+    pooled = b.reshape(b.avgpool(x), (n, c), [[0], [1, 2, 3]])
+    logits = b.linear(pooled, b.arg("fc.weight", (classes, c)),
+                      b.arg("fc.bias", (classes,)))
+    return b.text(logits, "ResNet")
 
 
 EXPORTS = {

@@ -309,9 +309,9 @@ class FuncBuilder:
                   f"[{', '.join(map(str, sizes))}] [{ones}] : {x.type} to {out.type}")
         return out
 
-    def pad(self, x, low, high):
+    def pad(self, x, low, high, value=0.0):
         shape = tuple(d + l + h for d, l, h in zip(x.shape, low, high))
-        cst = self.scalar_const(0.0)
+        cst = self.scalar_const(value)
         name = self._fresh()
         out = Value(name, shape, self.dtype)
         self.emit(f"{name} = tensor.pad {x.name} low[{', '.join(map(str, low))}] "

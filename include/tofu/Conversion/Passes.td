@@ -246,6 +246,26 @@ def TofuCPUUnitWindows
   ];
 }
 
+def TofuCPUCollapseLoops
+    : Pass<"tofu-cpu-collapse-loops", "mlir::ModuleOp"> {
+  let summary = "One loop over the contiguous trailing dimensions of a "
+                "linalg.generic on buffers";
+  let description = [{
+    `convert-linalg-to-loops` gives a `linalg.generic` one loop per
+    dimension, and LLVM vectorizes only the innermost: Adam's update of a
+    512 x 512 x 3 x 3 filter runs in vectors of 3, and a batch norm's sum
+    over a 32 x 32 image in rows of 32. This pass makes the innermost loops
+    one loop when they have the same iterator type and every operand either
+    does not see them or has them, in order, as its trailing dimensions,
+    which its static layout lays out contiguously: such operands are read
+    through a `memref.collapse_shape` view (no copy), the others as they
+    were. Index semantics, dynamic shapes and other layouts stay as they
+    are. Runs in `tofu-cpu-pipeline` after bufferization, before
+    `tofu-cpu-row-reductions`.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def TofuCPURowReductions
     : Pass<"tofu-cpu-row-reductions", "mlir::ModuleOp"> {
   let summary = "Reduce long rows with the partial sum in a register, "

@@ -63,6 +63,7 @@ void buildTofuCPUPipeline(OpPassManager &pm,
   // first puts each insert where eliminate-empty-tensors can see it.
   text += "tofu-insert-slices-in-place,eliminate-empty-tensors,"
           "one-shot-bufferize{bufferize-function-boundaries "
+          "function-boundary-type-conversion=identity-layout-map "
           "allow-return-allocs-from-loops},"
           // buffer-deallocation-pipeline, without the
           // simplification on the training driver.
@@ -78,7 +79,8 @@ void buildTofuCPUPipeline(OpPassManager &pm,
                           options.report.getValue());
   // Allocations go through the runtime's counting hooks
   // (use-generic-functions).
-  text += llvm::formatv(",tofu-cpu-row-reductions,convert-linalg-to-loops,"
+  text += llvm::formatv(",tofu-cpu-collapse-loops,tofu-cpu-row-reductions,"
+                        "convert-linalg-to-loops,"
                         "tofu-outline-loops{{"
                         "min-loops={0}},{1}expand-strided-metadata,"
                         "lower-affine,",

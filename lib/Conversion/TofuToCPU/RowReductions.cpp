@@ -1,7 +1,7 @@
 //===- RowReductions.cpp - Reductions along rows in registers -------------===//
 //
 // Implements tofu-cpu-row-reductions: a linalg reduction on buffers whose
-// only reduction loop is its innermost, long loop becomes loops that carry
+// innermost loops are reductions over a long row becomes loops that carry
 // the partial result in a register and may reassociate its sum, so that
 // LLVM's loop vectorizer reduces the row in vector lanes (Passes.td).
 //
@@ -26,15 +26,21 @@ using namespace mlir;
 
 namespace {
 
-/// The positions of the loops that index each result of `map`, or
-/// std::nullopt when a result is not a bare loop.
-std::optional<SmallVector<unsigned>> getLoopPositions(AffineMap map) {
-  SmallVector<unsigned> positions;
+/// A loop position for each result of `map` (std::nullopt for a constant
+/// 0, a unit dimension such as a keepdim reduction's), or std::nullopt when
+/// a result is neither.
+std::optional<SmallVector<std::optional<unsigned>>>
+getLoopPositions(AffineMap map) {
+  SmallVector<std::optional<unsigned>> positions;
   for (AffineExpr e : map.getResults()) {
-    auto dim = dyn_cast<AffineDimExpr>(e);
-    if (!dim)
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+      positions.push_back(dim.getPosition());
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(e);
+    if (!constant || constant.getValue() != 0)
       return std::nullopt;
-    positions.push_back(dim.getPosition());
+    positions.push_back(std::nullopt);
   }
   return positions;
 }
@@ -57,30 +63,45 @@ Operation *getCombiner(linalg::GenericOp op) {
 /// Lowers `op` when it qualifies.
 void lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
-      op.hasIndexSemantics() || op.getNumReductionLoops() != 1)
+      op.hasIndexSemantics() || op.getNumReductionLoops() == 0)
     return;
+  // The row: the innermost loops, while they are reductions (a batch
+  // norm's sum over the height and width of an image).
   unsigned n = op.getNumLoops();
-  if (op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned row = n;
+  while (row > 0 && iterators[row - 1] == utils::IteratorType::reduction)
+    --row;
+  if (row == n)
     return;
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  if (llvm::any_of(extents, ShapedType::isDynamic) ||
-      extents.back() < minLength)
+  if (llvm::any_of(extents, ShapedType::isDynamic))
+    return;
+  int64_t length = 1;
+  for (unsigned l = row; l < n; ++l)
+    length *= extents[l];
+  if (length < minLength)
     return;
   Operation *combiner = getCombiner(op);
   if (!combiner)
     return;
-  SmallVector<SmallVector<unsigned>> positions;
+  SmallVector<SmallVector<std::optional<unsigned>>> positions;
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType())) {
       positions.emplace_back();
       continue;
     }
-    std::optional<SmallVector<unsigned>> p =
-        getLoopPositions(op.getMatchingIndexingMap(&operand));
+    auto p = getLoopPositions(op.getMatchingIndexingMap(&operand));
     if (!p)
       return;
     positions.push_back(*p);
   }
+  // The output element stays the same along the row.
+  unsigned init = op.getNumDpsInputs();
+  if (llvm::any_of(positions[init], [&](std::optional<unsigned> p) {
+        return p && *p >= row;
+      }))
+    return;
 
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -88,25 +109,33 @@ void lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
   Value zero = constant(0), one = constant(1);
+  // Loops outside the row, parallel or reductions (a batch norm's sum over
+  // the images): the output element is loaded before each row and stored
+  // after it.
   SmallVector<Value> ivs;
-  for (unsigned l = 0; l + 1 < n; ++l) {
+  for (unsigned l = 0; l < row; ++l) {
     auto loop = scf::ForOp::create(b, loc, zero, constant(extents[l]), one);
     ivs.push_back(loop.getInductionVar());
     b.setInsertionPointToStart(loop.getBody());
   }
   auto indices = [&](unsigned operand) {
     SmallVector<Value> at;
-    for (unsigned p : positions[operand])
-      at.push_back(ivs[p]);
+    for (std::optional<unsigned> p : positions[operand])
+      at.push_back(p ? ivs[*p] : zero);
     return at;
   };
-  unsigned init = op.getNumDpsInputs();
   Value output = op.getDpsInits()[0];
-  Value start = memref::LoadOp::create(b, loc, output, indices(init));
-  auto row = scf::ForOp::create(b, loc, zero, constant(extents.back()), one,
-                                ValueRange{start});
-  b.setInsertionPointToStart(row.getBody());
-  ivs.push_back(row.getInductionVar());
+  Value partial = memref::LoadOp::create(b, loc, output, indices(init));
+  // The row's loops carry the partial result.
+  SmallVector<scf::ForOp> nest;
+  for (unsigned l = row; l < n; ++l) {
+    auto loop = scf::ForOp::create(b, loc, zero, constant(extents[l]), one,
+                                   ValueRange{partial});
+    nest.push_back(loop);
+    ivs.push_back(loop.getInductionVar());
+    b.setInsertionPointToStart(loop.getBody());
+    partial = loop.getRegionIterArgs()[0];
+  }
   Block &body = op.getRegion().front();
   IRMapping mapping;
   for (unsigned i = 0; i < init; ++i) {
@@ -117,7 +146,7 @@ void lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
             : input;
     mapping.map(body.getArgument(i), value);
   }
-  mapping.map(body.getArgument(init), row.getRegionIterArgs()[0]);
+  mapping.map(body.getArgument(init), partial);
   for (Operation &inner : body.without_terminator()) {
     Operation *clone = b.clone(inner, mapping);
     // The partial sums of the row may be added in any order: LLVM then
@@ -128,8 +157,13 @@ void lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
   }
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   scf::YieldOp::create(b, loc, mapping.lookup(yield.getValues()[0]));
-  b.setInsertionPointAfter(row);
-  memref::StoreOp::create(b, loc, row.getResult(0), output, indices(init));
+  for (unsigned i = nest.size() - 1; i > 0; --i) {
+    b.setInsertionPointAfter(nest[i]);
+    scf::YieldOp::create(b, loc, nest[i].getResult(0));
+  }
+  b.setInsertionPointAfter(nest.front());
+  memref::StoreOp::create(b, loc, nest.front().getResult(0), output,
+                          indices(init));
   op.erase();
 }
 
