@@ -275,16 +275,19 @@ def TofuCPURowReductions
     the output element at every step: a chain through memory that LLVM can
     neither keep in a register (it cannot prove that the output does not
     alias an input) nor vectorize (a float sum may not be reordered). This
-    pass lowers each `linalg.generic` on buffers whose only reduction loop
-    is its innermost loop, of static length at least `min-length`, whose
-    indexing maps are bare loops and whose output is folded in by one
-    `arith.addf` (sums, means, sums of squares, softmax denominators, the
-    loss) or one float maximum or minimum (softmax's row maximum): loops
-    over the other dimensions, and an inner `scf.for` over the row that
-    carries the partial result as its iteration argument, an add marked
-    `reassoc`, so that LLVM's loop vectorizer sums the row in vector
-    lanes. Only the rounding of sums changes. Runs in `tofu-cpu-pipeline`
-    just before `convert-linalg-to-loops`.
+    pass lowers each `linalg.generic` on buffers whose innermost loops are
+    reductions (the row), of static extents whose product is at least
+    `min-length`, whose indexing maps are bare loops or 0 (a keepdim
+    output's unit dimensions) and whose output is folded in by one
+    `arith.addf` (sums, means, sums of squares, softmax denominators, batch
+    norm's statistics, the loss) or one float maximum or minimum (softmax's
+    row maximum): loops over the other dimensions, parallel or reductions
+    (a batch norm's images), which load the output element before each row
+    and store it after, and `scf.for`s over the row that carry the partial
+    result as their iteration argument, an add marked `reassoc`, so that
+    LLVM's loop vectorizer sums the innermost loop in vector lanes. Only
+    the rounding of sums changes. Runs in `tofu-cpu-pipeline` after
+    `tofu-cpu-collapse-loops`, just before `convert-linalg-to-loops`.
   }];
   let options = [
     Option<"minLength", "min-length", "int64_t", /*default=*/"16",

@@ -61,6 +61,9 @@ void buildTofuCPUPipeline(OpPassManager &pm,
   // into a buffer of its own copied afterwards (an LSTM cell's four gate
   // gradients into their 8 x 256 tensor); tofu-insert-slices-in-place
   // first puts each insert where eliminate-empty-tensors can see it.
+  // Function arguments get identity layouts (the driver passes whole
+  // buffers), so that tofu-cpu-collapse-loops can see that a weight's
+  // dimensions are contiguous.
   text += "tofu-insert-slices-in-place,eliminate-empty-tensors,"
           "one-shot-bufferize{bufferize-function-boundaries "
           "function-boundary-type-conversion=identity-layout-map "

@@ -64,3 +64,48 @@ func.func @short_and_outer(%x: memref<4x8xf32>, %out: memref<4xf32>, %y: memref<
   }
   return
 }
+
+// Tests a batch norm's sum over images and pixels into a keepdim output: the
+// images' loop, a reduction outside the row, loads and stores the channel's
+// partial sum around each row; the output's unit dimensions are index 0.
+
+// CHECK-LABEL: func.func @images_and_pixels
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2 step %c1 {
+// CHECK:   scf.for %[[C:.*]] = %c0 to %c4 step %c1 {
+// CHECK:     %[[START:.*]] = memref.load %arg1[%c0, %[[C]], %c0, %c0] : memref<1x4x1x1xf32>
+// CHECK:     %[[SUM:.*]] = scf.for %[[P:.*]] = %c0 to %c64 step %c1 iter_args(%[[ACC:.*]] = %[[START]]) -> (f32) {
+// CHECK:       memref.load %arg0[%[[N]], %[[C]], %[[P]]] : memref<2x4x64xf32>
+// CHECK:       arith.addf %{{.*}} fastmath<reassoc> : f32
+// CHECK:     memref.store %[[SUM]], %arg1[%c0, %[[C]], %c0, %c0] : memref<1x4x1x1xf32>
+func.func @images_and_pixels(%x: memref<2x4x64xf32>, %sum: memref<1x4x1x1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (0, d1, 0, 0)>],
+                  iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x : memref<2x4x64xf32>) outs(%sum : memref<1x4x1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Tests that two innermost reduction loops (rows of 8 x 8 that a layout
+// known only at run time keeps apart) both carry the partial sum.
+
+// CHECK-LABEL: func.func @two_row_loops
+// CHECK: scf.for %[[C:.*]] = %c0 to %c4 step %c1 {
+// CHECK:   %[[START:.*]] = memref.load %arg1[%[[C]]]
+// CHECK:   %[[OUTER:.*]] = scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args(%[[A0:.*]] = %[[START]]) -> (f32) {
+// CHECK:     %[[INNER:.*]] = scf.for %{{.*}} = %c0 to %{{c8.*}} step %c1 iter_args(%[[A1:.*]] = %[[A0]]) -> (f32) {
+// CHECK:       arith.addf %{{.*}} fastmath<reassoc> : f32
+// CHECK:     scf.yield %[[INNER]] : f32
+// CHECK:   memref.store %[[OUTER]], %arg1[%[[C]]]
+func.func @two_row_loops(%x: memref<4x8x8xf32, strided<[?, ?, ?], offset: ?>>, %sum: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>],
+                  iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : memref<4x8x8xf32, strided<[?, ?, ?], offset: ?>>) outs(%sum : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  }
+  return
+}
