@@ -28,6 +28,9 @@ export with sequence length 12):
   llama        a LLaMA decoder stack (RMSNorm, rotary embeddings, causal
                attention, SiLU-gated MLP): 2 layers, hidden 256, 4 heads,
                MLP 688, sequence 128, batch 8
+  gpt2         a GPT-2 decoder stack (learned positions, pre-LayerNorm,
+               fused q/k/v Conv1D, causal mask buffer, GELU's tanh form):
+               2 layers, hidden 256, 4 heads, sequence 128, batch 8
   resnet       torchvision's ResNet-18 (BasicBlocks, batch norm in training
                mode), 32 x 32 images, batch 16, 10 classes
 
@@ -62,6 +65,8 @@ CASES = {
     "bert-seq12": ("bert", ["seq=12"], "BERT-tiny encoder, seq 12, batch 8"),
     "llama": ("llama", [], "LLaMA decoder, 2 layers, hidden 256, 4 heads, "
                            "MLP 688, seq 128, batch 8"),
+    "gpt2": ("gpt2", [], "GPT-2 decoder, 2 layers, hidden 256, 4 heads, "
+                         "seq 128, batch 8"),
     "resnet": ("resnet", [], "ResNet-18 (BasicBlocks, batch norm), 32 x 32, "
                              "batch 16"),
 }
@@ -76,7 +81,8 @@ def matmul_flops(name, sizes):
         w = [int(x) for x in str(sizes["widths"]).split(",")]
         return sum(2 * sizes["batch"] * a * b * (2 if i == 0 else 3)
                    for i, (a, b) in enumerate(zip(w, w[1:])))
-    tokens, h, f = sizes["batch"] * sizes["seq"], sizes["hidden"], sizes["ffn"]
+    tokens, h = sizes["batch"] * sizes["seq"], sizes["hidden"]
+    f = 4 * h if name == "gpt2" else sizes["ffn"]
     # BERT's MLP has two matrices, LLaMA's gated one three.
     mlp = 3 if name == "llama" else 2
     per_layer = 4 * tokens * h * h + mlp * tokens * h * f + \

@@ -29,7 +29,7 @@ import math
 import os
 import sys
 
-from tofu.ir import FuncBuilder, Value
+from tofu.ir import FuncBuilder, Value, affine_map, float_literal
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -245,6 +245,74 @@ def resnet_module(torch, widths, blocks, image, classes):
     return ResNet()
 
 
+def gpt2_module(torch, seq, hidden, heads, layers):
+    """The module of gpt2_text: HuggingFace's GPT2Model after the token
+    embedding (learned positions, blocks of LayerNorm, attention through
+    one Conv1D for q, k and v and a causal mask buffer, the MLP with
+    GELU's tanh form, the final LayerNorm), written out."""
+    nn = torch.nn
+    d = hidden // heads
+
+    class Conv1D(nn.Module):
+        """HuggingFace's Conv1D: x @ weight + bias, weight (in, out)."""
+
+        def __init__(self, fan_in, out):
+            super().__init__()
+            self.weight = nn.Parameter(torch.empty(fan_in, out))
+            self.bias = nn.Parameter(torch.zeros(out))
+            nn.init.normal_(self.weight, std=0.02)
+
+        def forward(self, x):
+            return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]),
+                               self.weight).view(x.shape[:-1] + (-1,))
+
+    def gelu_new(x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                           (x + 0.044715 * torch.pow(x, 3.0))))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(hidden, eps=1e-5)
+            self.attn = nn.Module()
+            self.attn.c_attn = Conv1D(hidden, 3 * hidden)
+            self.attn.c_proj = Conv1D(hidden, hidden)
+            self.ln_2 = nn.LayerNorm(hidden, eps=1e-5)
+            self.mlp = nn.Module()
+            self.mlp.c_fc = Conv1D(hidden, 4 * hidden)
+            self.mlp.c_proj = Conv1D(4 * hidden, hidden)
+
+        def forward(self, h):
+            b, s, _ = h.shape
+            q, k, v = self.attn.c_attn(self.ln_1(h)).split(hidden, dim=2)
+            split = lambda t: t.view(b, s, heads, d).transpose(1, 2)
+            q, k, v = split(q), split(k), split(v)
+            w = (q @ k.transpose(-1, -2)) / math.sqrt(d)
+            # HuggingFace's `bias` buffer (a buffer of bools, which DDP's
+            # gloo backend cannot broadcast), made here.
+            causal = torch.tril(torch.ones(s, s, dtype=torch.bool))
+            w = torch.where(causal.view(1, 1, s, s), w,
+                            torch.tensor(torch.finfo(w.dtype).min, dtype=w.dtype))
+            ctx = (torch.softmax(w, dim=-1) @ v).transpose(1, 2)
+            h = h + self.attn.c_proj(ctx.reshape(b, s, hidden))
+            m = self.mlp
+            return h + m.c_proj(gelu_new(m.c_fc(self.ln_2(h))))
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wpe = nn.Embedding(seq, hidden)
+            self.h = nn.ModuleList(Block() for _ in range(layers))
+            self.ln_f = nn.LayerNorm(hidden, eps=1e-5)
+
+        def forward(self, x):
+            h = x + self.wpe.weight[:x.shape[1]]
+            for block in self.h:
+                h = block(h)
+            return self.ln_f(h)
+    return Model()
+
+
 def _generated_twin(torch, dtype, name, module):
     """The twin of a generated export trained with `tofu-loss{kind=mse}`:
     its parameters have the export's argument names."""
@@ -273,6 +341,9 @@ GENERATED = {
     "llama": (lambda dtype, **o: llama_text(dtype=dtype, **o),
               lambda torch, batch, seq, **o: llama_module(torch, **o),
               dict(batch=8, seq=128, hidden=256, heads=4, ffn=688, layers=2)),
+    "gpt2": (lambda dtype, **o: gpt2_text(dtype=dtype, **o),
+             lambda torch, batch, **o: gpt2_module(torch, **o),
+             dict(batch=8, seq=128, hidden=256, heads=4, layers=2)),
     "resnet": (lambda dtype, widths, blocks, **o: resnet_text(
                    widths=_widths(widths), blocks=_widths(blocks), dtype=dtype, **o),
                lambda torch, batch, widths, blocks, **o: resnet_module(
@@ -308,7 +379,7 @@ def sizes_of(name, overrides=()):
             len(_widths(sizes["widths"])) != len(_widths(sizes["blocks"])):
         raise ValueError("resnet: widths and blocks name the same stages: "
                          "give as many of each")
-    if name in ("bert", "llama") and sizes["hidden"] % sizes["heads"]:
+    if name in ("bert", "llama", "gpt2") and sizes["hidden"] % sizes["heads"]:
         raise ValueError(f"{name}: hidden must be a multiple of heads")
     if name == "llama" and (sizes["hidden"] // sizes["heads"]) % 2:
         raise ValueError("llama: the head dimension (hidden / heads) must be "
@@ -588,6 +659,59 @@ class _Export(FuncBuilder):
                   f"{shape.type}) outs({init.name} : {init.type}) -> {out.type}")
         return out
 
+    def addmm(self, x, w, bias):
+        """HuggingFace's Conv1D, torch.addmm(bias, x, w) with w (in, out):
+        a matmul into a zero fill and the broadcast bias added."""
+        y = self.matmul(x, w)
+        return self.generic([y, bias], [["d0", "d1"], ["d1"]], y.shape,
+                            ["d0", "d1"], ["parallel"] * 2,
+                            lambda s, a, acc: s.add(a[0], a[1]))
+
+    def gelu_tanh(self, x):
+        """GELU's tanh form (HuggingFace's gelu_new), x^3 as math.powf."""
+        def body(s, a, acc):
+            v = a[0]
+            cube = s.op("math.powf", v, s.const(3.0))
+            inner = s.mul(s.add(v, s.mul(cube, s.const(0.044715))),
+                          s.const(math.sqrt(2.0 / math.pi)))
+            return s.mul(s.mul(v, s.const(0.5)), s.add(s.tanh(inner), s.const(1.0)))
+        idx = [f"d{i}" for i in range(len(x.shape))]
+        return self.generic([x], [idx], x.shape, idx,
+                            ["parallel"] * len(x.shape), body)
+
+    def causal_buffer(self, seq):
+        """The causal mask as the module's bool buffer: a dense i1 constant
+        (seq, seq), true on and below the diagonal."""
+        rows = ", ".join("[" + ", ".join("true" if j <= i else "false"
+                                         for j in range(seq)) + "]"
+                         for i in range(seq))
+        name = self._fresh("mask")
+        self.emit(f"{name} = arith.constant dense<[{rows}]> : "
+                  f"tensor<{seq}x{seq}xi1>")
+        return Value(name, (seq, seq), "i1")
+
+    def masked(self, scores, mask, scale):
+        """torch.where(mask, scores / scale, lowest f32) over (batch x
+        heads, seq, seq), the mask broadcast over the first dimension."""
+        out = Value(self._fresh(), scores.shape, self.dtype)
+        init = self.empty(scores.shape)
+        maps = [affine_map(3, m) for m in (["d0", "d1", "d2"], ["d1", "d2"],
+                                           ["d0", "d1", "d2"])]
+        t = self.dtype
+        self.emit(f"{out.name} = linalg.generic {{indexing_maps = "
+                  f"[{', '.join(maps)}], iterator_types = [\"parallel\", "
+                  f"\"parallel\", \"parallel\"]}} ins({scores.name}, "
+                  f"{mask.name} : {scores.type}, tensor<{mask.shape[0]}x"
+                  f"{mask.shape[1]}xi1>) outs({init.name} : {init.type}) {{")
+        self.body.append(f"  ^bb0(%a0: {t}, %a1: i1, %acc: {t}):")
+        self.body.append(f"      %s1 = arith.constant {float_literal(scale)} : {t}")
+        self.body.append(f"      %s2 = arith.divf %a0, %s1 : {t}")
+        self.body.append(f"      %s3 = arith.constant -3.4028234663852886e+38 : {t}")
+        self.body.append(f"      %s4 = arith.select %a1, %s2, %s3 : {t}")
+        self.body.append(f"    linalg.yield %s4 : {t}")
+        self.body.append(f"  }} -> {out.type}")
+        return out
+
     def text(self, result, module_name):
         args = ", ".join(f'{v.name}: {v.type} loc("{self.locs[v.name]}")'
                          for v, _ in self.args)
@@ -697,6 +821,55 @@ def llama_text(batch=8, seq=128, hidden=256, heads=4, ffn=688, layers=2,
         h = b.add(h, b.proj(gated, wd))
     h = b.rmsnorm(h, b.arg("norm.weight", (hidden,)), eps)
     return b.text(b.reshape(h, (batch, seq, hidden), [[0, 1], [2]]), "LlamaModel")
+
+
+def gpt2_text(batch=8, seq=128, hidden=256, heads=4, layers=2, dtype="f32"):
+    """A GPT-2 decoder stack (HuggingFace's GPT2Model after the token
+    embedding: learned position embeddings added, pre-LayerNorm blocks with
+    eps 1e-5, q, k and v from one Conv1D (an addmm with an (in, out)
+    weight) split by slices, the causal mask a constant bool buffer read
+    by a select with the lowest f32, GELU's tanh form with x^3 as
+    math.powf, the final LayerNorm) as a forward export of the hidden
+    states; the input is the embedded tokens."""
+    b = _Export(dtype)
+    d = hidden // heads
+    x = b.arg("input", (batch, seq, hidden), "input")
+    wpe = b.arg("wpe.weight", (seq, hidden))
+    idx3 = ["d0", "d1", "d2"]
+    h = b.generic([x, wpe], [idx3, ["d1", "d2"]], x.shape, idx3,
+                  ["parallel"] * 3, lambda s, a, acc: s.add(a[0], a[1]))
+    h = b.reshape(h, (batch * seq, hidden), [[0, 1], [2]])
+    mask = b.causal_buffer(seq)
+    for layer in range(layers):
+        p = f"h.{layer}."
+        conv1d = lambda name, fan_in, out: (b.arg(p + name + ".weight", (fan_in, out)),
+                                            b.arg(p + name + ".bias", (out,)))
+        ln1 = (b.arg(p + "ln_1.weight", (hidden,)), b.arg(p + "ln_1.bias", (hidden,)))
+        c_attn = conv1d("attn.c_attn", hidden, 3 * hidden)
+        c_proj = conv1d("attn.c_proj", hidden, hidden)
+        ln2 = (b.arg(p + "ln_2.weight", (hidden,)), b.arg(p + "ln_2.bias", (hidden,)))
+        c_fc = conv1d("mlp.c_fc", hidden, 4 * hidden)
+        c_out = conv1d("mlp.c_proj", 4 * hidden, hidden)
+
+        def split(t, perm):
+            t = b.reshape(t, (batch, seq, heads, d), [[0, 1], [2, 3]])
+            t = b.transpose(t, perm)
+            return b.reshape(t, (batch * heads,) + t.shape[2:], [[0, 1], [2], [3]])
+        qkv = b.addmm(b.layernorm(h, *ln1, 1e-5), *c_attn)
+        q, k, v = (b.slice(qkv, [0, i * hidden], [batch * seq, hidden])
+                   for i in range(3))
+        scores = b.batch_matmul(split(q, [0, 2, 1, 3]), split(k, [0, 2, 3, 1]))
+        scores = b.masked(scores, mask, math.sqrt(d))
+        ctx = b.batch_matmul(b.softmax(scores), split(v, [0, 2, 1, 3]))
+        ctx = b.reshape(ctx, (batch, heads, seq, d), [[0, 1], [2], [3]])
+        ctx = b.transpose(ctx, [0, 2, 1, 3])
+        ctx = b.reshape(ctx, (batch * seq, hidden), [[0, 1], [2, 3]])
+        h = b.add(h, b.addmm(ctx, *c_proj))
+        f = b.addmm(b.gelu_tanh(b.addmm(b.layernorm(h, *ln2, 1e-5), *c_fc)), *c_out)
+        h = b.add(h, f)
+    ln_f = (b.arg("ln_f.weight", (hidden,)), b.arg("ln_f.bias", (hidden,)))
+    h = b.layernorm(h, *ln_f, 1e-5)
+    return b.text(b.reshape(h, (batch, seq, hidden), [[0, 1], [2]]), "GPT2Model")
 
 
 def resnet_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),

@@ -266,6 +266,24 @@ def TofuCPUCollapseLoops
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def TofuCPUScalarPowers : Pass<"tofu-cpu-scalar-powers"> {
+  let summary = "Powers by constant exponents as the arithmetic PyTorch "
+                "uses";
+  let description = [{
+    torch-mlir writes `x.pow(2)` (LLaMA's RMSNorm) and `torch.pow(x, 3.0)`
+    (GPT-2's GELU) as `math.powf` by a constant, which the CPU lowering
+    makes one libm `powf` call per element: a loop that does not vectorize
+    (11% of a GPT-2 step's samples under `perf`). PyTorch's CPU kernel
+    computes these exponents without `pow`, and so does this pass, in f32
+    and f64: 2 is `x * x`, 3 `(x * x) * x`, 0.5 `sqrt(x)`, -0.5
+    `rsqrt(x)`, -1 `1 / x`, -2 `1 / (x * x)`. Other exponents stay
+    `math.powf`. Runs in `tofu-cpu-pipeline` after
+    `convert-linalg-to-loops`.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
 def TofuCPURowReductions
     : Pass<"tofu-cpu-row-reductions", "mlir::ModuleOp"> {
   let summary = "Reduce long rows with the partial sum in a register, "

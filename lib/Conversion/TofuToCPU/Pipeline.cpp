@@ -82,14 +82,14 @@ void buildTofuCPUPipeline(OpPassManager &pm,
                           options.report.getValue());
   // Allocations go through the runtime's counting hooks
   // (use-generic-functions).
-  text += llvm::formatv(",tofu-cpu-collapse-loops,tofu-cpu-row-reductions,"
-                        "convert-linalg-to-loops,"
-                        "tofu-outline-loops{{"
-                        "min-loops={0}},{1}expand-strided-metadata,"
-                        "lower-affine,",
-                        options.outlineMinLoops.getValue(),
-                        options.approximateMath ? "tofu-approximate-math,"
-                                                : "");
+  text +=
+      llvm::formatv(",tofu-cpu-collapse-loops,tofu-cpu-row-reductions,"
+                    "convert-linalg-to-loops,tofu-cpu-scalar-powers,"
+                    "tofu-outline-loops{{"
+                    "min-loops={0}},{1}expand-strided-metadata,"
+                    "lower-affine,",
+                    options.outlineMinLoops.getValue(),
+                    options.approximateMath ? "tofu-approximate-math," : "");
   text += "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
           "finalize-memref-to-llvm{use-generic-functions=1},convert-to-llvm,"
           "reconcile-unrealized-casts";
