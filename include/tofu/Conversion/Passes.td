@@ -246,6 +246,25 @@ def TofuCPUUnitWindows
   ];
 }
 
+def TofuCPUStridedCopies
+    : Pass<"tofu-cpu-strided-copies", "mlir::ModuleOp"> {
+  let summary = "Copies between strided views as linalg.generics";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` between contiguous
+    buffers to a `memcpy`, and every other one to a call of the runner
+    utilities' `memrefCopy`, which walks the elements one at a time through
+    their descriptors (2% of a GPT-2 step's samples: its q, k and v
+    gradients copied into their columns of the fused gradient). This pass
+    makes each copy whose source or target is not one contiguous block of
+    static shape a `linalg.generic` that yields its input, which
+    `tofu-cpu-collapse-loops` and LLVM then treat as any other loop nest.
+    The training driver's copies (a function tagged `tofu.driver`, which
+    is compiled without optimization) stay as they are. Runs in
+    `tofu-cpu-pipeline` after bufferization.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TofuCPUCollapseLoops
     : Pass<"tofu-cpu-collapse-loops", "mlir::ModuleOp"> {
   let summary = "One loop over the contiguous trailing dimensions of a "

@@ -83,7 +83,8 @@ void buildTofuCPUPipeline(OpPassManager &pm,
   // Allocations go through the runtime's counting hooks
   // (use-generic-functions).
   text +=
-      llvm::formatv(",tofu-cpu-collapse-loops,tofu-cpu-row-reductions,"
+      llvm::formatv(",tofu-cpu-strided-copies,tofu-cpu-collapse-loops,"
+                    "tofu-cpu-row-reductions,"
                     "convert-linalg-to-loops,tofu-cpu-scalar-powers,"
                     "tofu-outline-loops{{"
                     "min-loops={0}},{1}expand-strided-metadata,"
