@@ -293,11 +293,14 @@ def TofuCPUScalarPowers : Pass<"tofu-cpu-scalar-powers"> {
     (GPT-2's GELU) as `math.powf` by a constant, which the CPU lowering
     makes one libm `powf` call per element: a loop that does not vectorize
     (11% of a GPT-2 step's samples under `perf`). PyTorch's CPU kernel
-    computes these exponents without `pow`, and so does this pass, in f32
-    and f64: 2 is `x * x`, 3 `(x * x) * x`, 0.5 `sqrt(x)`, -0.5
-    `rsqrt(x)`, -1 `1 / x`, -2 `1 / (x * x)`. Other exponents stay
-    `math.powf`. Runs in `tofu-cpu-pipeline` after
-    `convert-linalg-to-loops`.
+    computes these exponents without `pow`, and so does this pass, on f32
+    and f64 scalars: 2 is `x * x`, 3 `(x * x) * x`, 0.5 `sqrt(x)`, -0.5
+    `rsqrt(x)`, -1 `1 / x`, -2 `1 / (x * x)`. Where these differ from
+    libm's `pow` they agree with PyTorch: `sqrt(-0)` is -0 and
+    `sqrt(-inf)` NaN where `pow` gives +0 and +inf, and `1 / (x * x)` is 0
+    where `x * x` overflows. Other exponents, f16, bf16 and vectors stay
+    `math.powf` (`pow` computes the narrow types in f32). Runs in
+    `tofu-cpu-pipeline` after `convert-linalg-to-loops`.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect"];

@@ -153,7 +153,7 @@ void lowerRowReduction(linalg::GenericOp op, int64_t minLength) {
     // keeps one per vector lane (a maximum or minimum needs no flag).
     if (&inner == combiner)
       if (auto add = dyn_cast<arith::AddFOp>(clone))
-        add.setFastmath(arith::FastMathFlags::reassoc);
+        add.setFastmath(add.getFastmath() | arith::FastMathFlags::reassoc);
   }
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   scf::YieldOp::create(b, loc, mapping.lookup(yield.getValues()[0]));

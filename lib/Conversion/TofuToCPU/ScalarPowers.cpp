@@ -1,9 +1,9 @@
 //===- ScalarPowers.cpp - Powers by constant exponents as arithmetic ------===//
 //
-// Implements tofu-cpu-scalar-powers: math.powf by a constant exponent that
-// PyTorch computes without pow (2, 3, 0.5, -0.5, -1, -2) becomes the
-// multiplications, square root or division PyTorch uses, which LLVM
-// vectorizes; other exponents stay libm calls (Passes.td).
+// Implements tofu-cpu-scalar-powers: an f32 or f64 math.powf by a constant
+// exponent that PyTorch computes without pow (2, 3, 0.5, -0.5, -1, -2)
+// becomes the multiplications, square root or division PyTorch uses, which
+// LLVM vectorizes; other exponents and types stay libm calls (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,10 @@ namespace {
 Value rewritePower(math::PowFOp pow) {
   FloatAttr exponent;
   if (!matchPattern(pow.getRhs(), m_Constant(&exponent)))
+    return nullptr;
+  // f16 and bf16 keep pow, which computes them in f32 (x * x would
+  // overflow or round in the narrow type); vectors keep it too.
+  if (!pow.getType().isF32() && !pow.getType().isF64())
     return nullptr;
   double e = exponent.getValueAsDouble();
   OpBuilder b(pow);

@@ -1,5 +1,13 @@
 // RUN: tofu-opt %s --tofu-cpu-collapse-loops | FileCheck %s
 
+// The maps of the collapsed ops: the group is the last loop; an operand
+// that does not see it keeps its results over the loops before it.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0) -> ()>
+// CHECK-DAG: #[[X3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[KEPT:.*]] = affine_map<(d0, d1, d2) -> (0, d1, 0, 0)>
+// CHECK-DAG: #[[CHANNEL:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+
 // Tests that an element-wise update of a 8 x 3 x 3 filter (Adam's, whose
 // innermost loop would be 3 long) becomes one loop over 72 elements of
 // collapsed views, with a scalar operand left alone.
@@ -8,7 +16,7 @@
 // CHECK-DAG: %[[W:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1, 2]] : memref<8x3x3xf32> into memref<72xf32>
 // CHECK-DAG: %[[G:.*]] = memref.collapse_shape %arg1 {{\[\[}}0, 1, 2]] : memref<8x3x3xf32> into memref<72xf32>
 // CHECK-DAG: %[[O:.*]] = memref.collapse_shape %arg3 {{\[\[}}0, 1, 2]] : memref<8x3x3xf32> into memref<72xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]], #[[SCALAR:.*]], #[[ID]]], iterator_types = ["parallel"]}
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[SCALAR]], #[[ID]]], iterator_types = ["parallel"]}
 // CHECK-SAME: ins(%[[W]], %[[G]], %arg2 : memref<72xf32>, memref<72xf32>, memref<f32>) outs(%[[O]] : memref<72xf32>)
 func.func @update(%w: memref<8x3x3xf32>, %g: memref<8x3x3xf32>, %lr: memref<f32>, %out: memref<8x3x3xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
@@ -30,7 +38,7 @@ func.func @update(%w: memref<8x3x3xf32>, %g: memref<8x3x3xf32>, %lr: memref<f32>
 
 // CHECK-LABEL: func.func @batch_norm_sum
 // CHECK: %[[X:.*]] = memref.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : memref<2x4x8x8xf32> into memref<2x4x64xf32>
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[KEPT:.*]]], iterator_types = ["reduction", "parallel", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[X3]], #[[KEPT]]], iterator_types = ["reduction", "parallel", "reduction"]}
 // CHECK-SAME: ins(%[[X]] : memref<2x4x64xf32>) outs(%arg1 : memref<1x4x1x1xf32>)
 func.func @batch_norm_sum(%x: memref<2x4x8x8xf32>, %sum: memref<1x4x1x1xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>],
@@ -47,7 +55,7 @@ func.func @batch_norm_sum(%x: memref<2x4x8x8xf32>, %sum: memref<1x4x1x1xf32>) {
 // and W: the vector does not see them.
 
 // CHECK-LABEL: func.func @channel_broadcast
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK: linalg.generic {indexing_maps = [#[[X3]], #[[CHANNEL]], #[[X3]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-SAME: ins(%{{.*}}, %arg1 : memref<2x4x64xf32>, memref<4xf32>) outs(%{{.*}} : memref<2x4x64xf32>)
 func.func @channel_broadcast(%x: memref<2x4x8x8xf32>, %c: memref<4xf32>, %out: memref<2x4x8x8xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>,

@@ -109,3 +109,21 @@ func.func @two_row_loops(%x: memref<4x8x8xf32, strided<[?, ?, ?], offset: ?>>, %
   }
   return
 }
+
+// Tests a whole-tensor sum into a 0-d output (a loss): no loop outside the
+// row, the output loaded before it and stored after.
+
+// CHECK-LABEL: func.func @total
+// CHECK: %[[START:.*]] = memref.load %arg1[] : memref<f32>
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}} = %[[START]]) -> (f32) {
+// CHECK: memref.store %[[SUM]], %arg1[] : memref<f32>
+func.func @total(%x: memref<32xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<32xf32>) outs(%out : memref<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  }
+  return
+}

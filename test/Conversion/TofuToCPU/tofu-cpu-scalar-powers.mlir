@@ -41,3 +41,19 @@ func.func @powers(%x: f32, %y: f64, %e: f32) -> (f32, f32, f32, f32, f32, f32, f
   %8 = math.powf %x, %e : f32
   return %0, %1, %2, %3, %4, %5, %6, %7, %8 : f32, f32, f32, f32, f32, f32, f64, f32, f32
 }
+
+// Tests that f16 and bf16 powers stay math.powf (pow computes them in f32;
+// x * x would overflow in f16 from 256 on), and so do vectors.
+
+// CHECK-LABEL: func.func @narrow
+// CHECK-COUNT-3: math.powf
+// CHECK-NOT: arith.mulf
+func.func @narrow(%h: f16, %b: bf16, %v: vector<4xf32>) -> (f16, bf16, vector<4xf32>) {
+  %h2 = arith.constant -2.0 : f16
+  %b2 = arith.constant 2.0 : bf16
+  %v2 = arith.constant dense<2.0> : vector<4xf32>
+  %0 = math.powf %h, %h2 : f16
+  %1 = math.powf %b, %b2 : bf16
+  %2 = math.powf %v, %v2 : vector<4xf32>
+  return %0, %1, %2 : f16, bf16, vector<4xf32>
+}
