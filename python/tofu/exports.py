@@ -1,12 +1,13 @@
 """Forward exports in torch-mlir's form, and the PyTorch modules they came
 from.
 
-    python3 -m tofu.exports mlp|bert|llama [--size KEY=VALUE ...] [--dtype f64] [-o FILE]
+    python3 -m tofu.exports mlp|bert|llama|gpt2|resnet [--size KEY=VALUE ...] [--dtype f64] [-o FILE]
 
 `models/torch-mlir-style/*.mlir` are written by hand in the form
 torch-mlir's TorchToLinalg emits for a PyTorch module; EXPORTS names the
 module of each one with a loss. GENERATED writes such exports at any size
-(an MLP of nn.Linear and ReLU, a BERT encoder, a LLaMA decoder stack): every parameter an
+(an MLP of nn.Linear and ReLU, a BERT encoder, LLaMA and GPT-2 decoder
+stacks, a torchvision ResNet): every parameter an
 argument with a name location that is its `state_dict` key, the output
 the model's (no loss: `tofu-train-pipeline="loss=mse"` appends one).
 `tofu-autodiff` records an argument's name (its name location, or its SSA
@@ -929,8 +930,10 @@ def main(argv=None):
     parser.add_argument("--size", action="append", default=[],
                         metavar="KEY=VALUE",
                         help="a size other than the default (mlp: batch, "
-                        "widths=IN,H,...,OUT; bert: batch, seq, hidden, "
-                        "heads, ffn, layers)")
+                        "widths=IN,H,...,OUT; bert and llama: batch, seq, "
+                        "hidden, heads, ffn, layers; gpt2: batch, seq, "
+                        "hidden, heads, layers; resnet: batch, image, "
+                        "classes, widths=W1,W2,..., blocks=N1,N2,...)")
     parser.add_argument("--dtype", choices=("f32", "f64"), default="f32")
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
