@@ -561,7 +561,10 @@ def TofuGPUSplitReductions
     number of threads grows by `ratio`. Reductions whose combiner is not
     recognised (`linalg::matchReduction`: addf, mulf, maximumf, minimumf
     and the integer ones), GEMM-shaped ops and convolutions are left
-    alone.
+    alone, and so is step 2 for an op with an operand indexed by anything
+    but its loops (a layer norm's keepdim row statistics, `(d0, 0)`):
+    `linalg::splitReduction` indexes such a constant with a loop and makes
+    an op that does not verify.
   }];
   let options = [
     Option<"minLength", "min-length", "int64_t", /*default=*/"256",

@@ -201,6 +201,15 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
     int64_t length = ranges[reductions[0]];
     if (length < minLength)
       continue;
+    // linalg::splitReduction rewrites each operand's results as loops: an
+    // index that is a constant (the unit dimension of a layer norm's
+    // keepdim row statistics, `(d0, 0)`) would come out as a loop over a
+    // dimension of size 1, an op that does not verify. Such reductions
+    // stay whole.
+    if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+          return map.isProjectedPermutation();
+        }))
+      continue;
     int64_t r = getSplitRatio(length, ratio);
     if (!r)
       continue;

@@ -141,3 +141,30 @@ func.func @left_alone(%x: tensor<4x8xf32>, %p: tensor<4x1021xf32>, %init: tensor
   } -> tensor<4xf32>
   return %r, %q : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Tests that a column sum that reads a keepdim row statistic through a
+// constant index (a layer norm's weight gradient over 1024 tokens, which
+// reads each token's (d1, 0) statistic) stays whole: upstream
+// splitReduction would index the unit dimension with a loop, an op that
+// does not verify.
+
+// CHECK-LABEL: func.func @keepdim_operand
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#x = affine_map<(d0, d1) -> (d1, d0)>
+#kept = affine_map<(d0, d1) -> (d1, 0)>
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @keepdim_operand(%dy: tensor<1024x8xf32>, %stat: tensor<1024x1xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [#x, #kept, #col], iterator_types = ["parallel", "reduction"]} ins(%dy, %stat : tensor<1024x8xf32>, tensor<1024x1xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%g: f32, %s: f32, %o: f32):
+    %p = arith.mulf %g, %s : f32
+    %m = arith.addf %o, %p : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
