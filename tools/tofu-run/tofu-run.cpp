@@ -887,6 +887,16 @@ int main(int argc, char **argv) {
       rank == 0 ? static_cast<llvm::raw_ostream &>(llvm::errs()) : quiet;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context,
                                          diagnosticStream);
+  // A remark (a library call the lowering could not make, a pad kept as a
+  // copy) is the message at its source line: the op it is attached to, as
+  // the pipeline has rewritten it, is printed with errors only.
+  ScopedDiagnosticHandler remarks(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Remark)
+      return failure();
+    diagnostics.emitDiagnostic(diag.getLocation(), diag.str(),
+                               DiagnosticSeverity::Remark);
+    return success();
+  });
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
