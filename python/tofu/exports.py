@@ -430,10 +430,7 @@ class _Export(FuncBuilder):
         return value
 
     def linear(self, x, w, b):
-        y = self.matmul(x, self.transpose(w, [1, 0]))
-        return self.generic([y, b], [["d0", "d1"], ["d1"]], y.shape,
-                            ["d0", "d1"], ["parallel"] * 2,
-                            lambda s, a, acc: s.add(a[0], a[1]))
+        return self.addmm(x, self.transpose(w, [1, 0]), b)
 
     def relu(self, x):
         rank = len(x.shape)
