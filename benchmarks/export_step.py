@@ -33,6 +33,8 @@ export with sequence length 12):
                2 layers, hidden 256, 4 heads, sequence 128, batch 8
   resnet       torchvision's ResNet-18 (BasicBlocks, batch norm in training
                mode), 32 x 32 images, batch 16, 10 classes
+  mobilenet    torchvision's MobileNetV2 (depthwise convolutions, ReLU6,
+               batch norm in training mode), 64 x 64 images, batch 16
 
 The step time is the median over --steps steps after --warmup warm-up steps;
 the compile time is tofu-run's JIT (and, apart, tofu-opt's pipeline).
@@ -69,6 +71,8 @@ CASES = {
                          "seq 128, batch 8"),
     "resnet": ("resnet", [], "ResNet-18 (BasicBlocks, batch norm), 32 x 32, "
                              "batch 16"),
+    "mobilenet": ("mobilenet", [], "MobileNetV2 (depthwise convolutions, "
+                                   "batch norm), 64 x 64, batch 16"),
 }
 
 
@@ -77,6 +81,8 @@ def matmul_flops(name, sizes):
     input gradient left out: neither side computes it)."""
     if name == "resnet":
         return resnet_flops(sizes)
+    if name == "mobilenet":
+        return mobilenet_flops(sizes)
     if name == "mlp":
         w = [int(x) for x in str(sizes["widths"]).split(",")]
         return sum(2 * sizes["batch"] * a * b * (2 if i == 0 else 3)
@@ -115,6 +121,26 @@ def resnet_flops(sizes):
                 total += conv(cin, cout, 1, side)
             cin = cout
     return total + 2 * 3 * n * cin * sizes["classes"]
+
+
+def mobilenet_flops(sizes):
+    """FLOPs of MobileNetV2's convolutions (the depthwise ones too) and
+    classifier, forward and backward (the stem's input gradient left
+    out)."""
+    stem, plan, last = exports.mobilenet_plan(sizes["width"], sizes["stages"])
+    n, side = sizes["batch"], (sizes["image"] - 1) // 2 + 1
+
+    def conv(cin_per_group, cout, k, first=False):
+        return 2 * n * cout * side ** 2 * cin_per_group * k * k * \
+            (2 if first else 3)
+    total = conv(3, stem, 3, first=True)
+    for cin, hidden, cout, stride in plan:
+        if hidden != cin:
+            total += conv(cin, hidden, 1)
+        side = (side - 1) // stride + 1
+        total += conv(1, hidden, 3) + conv(hidden, cout, 1)
+    total += conv(plan[-1][2], last, 1)
+    return total + 2 * 3 * n * last * sizes["classes"]
 
 
 # -- the PyTorch side ---------------------------------------------------------------

@@ -314,6 +314,75 @@ def gpt2_module(torch, seq, hidden, heads, layers):
     return Model()
 
 
+# MobileNetV2's inverted-residual stages (expansion t, channels c, blocks n,
+# stride s of the first block), as torchvision lists them.
+MOBILENET_STAGES = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                    (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
+
+
+def _divisible(value, divisor=8):
+    """torchvision's channel rounding: the nearest multiple of `divisor`,
+    at least `divisor`, never more than 10% under `value`."""
+    rounded = max(divisor, int(value + divisor / 2) // divisor * divisor)
+    return rounded + divisor if rounded < 0.9 * value else rounded
+
+
+def mobilenet_plan(width, stages):
+    """(stem channels, [(input channels, hidden, output channels, stride)]
+    of each block, last channels) of MobileNetV2 with a width of `width`
+    percent and its first `stages` stages."""
+    mult = width / 100.0
+    cin = stem = _divisible(32 * mult)
+    blocks = []
+    for t, c, n, s in MOBILENET_STAGES[:stages]:
+        cout = _divisible(c * mult)
+        for i in range(n):
+            blocks.append((cin, cin * t, cout, s if i == 0 else 1))
+            cin = cout
+    return stem, blocks, _divisible(1280 * max(1.0, mult))
+
+
+def mobilenet_module(torch, width, stages, classes):
+    """The module of mobilenet_text: torchvision's MobileNetV2 with its
+    state_dict names (`features.N...`, `classifier.1`), without the
+    classifier's dropout."""
+    nn = torch.nn
+    stem, plan, last = mobilenet_plan(width, stages)
+
+    def conv_bn(cin, cout, k, stride, groups=1, act=True):
+        layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups,
+                            bias=False), nn.BatchNorm2d(cout)]
+        return nn.Sequential(*(layers + [nn.ReLU6()] if act else layers))
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, cin, hidden, cout, stride):
+            super().__init__()
+            self.residual = stride == 1 and cin == cout
+            layers = [conv_bn(cin, hidden, 1, 1)] if hidden != cin else []
+            layers.append(conv_bn(hidden, hidden, 3, stride, groups=hidden))
+            layers += [nn.Conv2d(hidden, cout, 1, bias=False),
+                       nn.BatchNorm2d(cout)]
+            self.conv = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return x + self.conv(x) if self.residual else self.conv(x)
+
+    class MobileNetV2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(
+                conv_bn(3, stem, 3, 2),
+                *(InvertedResidual(*block) for block in plan),
+                conv_bn(plan[-1][2] if plan else stem, last, 1, 1))
+            self.classifier = nn.Sequential(nn.Identity(),
+                                            nn.Linear(last, classes))
+
+        def forward(self, x):
+            x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
+            return self.classifier(torch.flatten(x, 1))
+    return MobileNetV2()
+
+
 def _generated_twin(torch, dtype, name, module):
     """The twin of a generated export trained with `tofu-loss{kind=mse}`:
     its parameters have the export's argument names."""
@@ -351,6 +420,9 @@ GENERATED = {
                    torch, _widths(widths), _widths(blocks), **o),
                dict(batch=16, image=32, classes=10, widths="64,128,256,512",
                     blocks="2,2,2,2")),
+    "mobilenet": (lambda dtype, **o: mobilenet_text(dtype=dtype, **o),
+                  lambda torch, batch, image, **o: mobilenet_module(torch, **o),
+                  dict(batch=16, image=64, classes=10, width=100, stages=7)),
 }
 
 
@@ -380,6 +452,9 @@ def sizes_of(name, overrides=()):
             len(_widths(sizes["widths"])) != len(_widths(sizes["blocks"])):
         raise ValueError("resnet: widths and blocks name the same stages: "
                          "give as many of each")
+    if name == "mobilenet" and sizes["stages"] > len(MOBILENET_STAGES):
+        raise ValueError(f"mobilenet: stages takes 1 to {len(MOBILENET_STAGES)}"
+                         f", not {sizes['stages']}")
     if name in ("bert", "llama", "gpt2") and sizes["hidden"] % sizes["heads"]:
         raise ValueError(f"{name}: hidden must be a multiple of heads")
     if name == "llama" and (sizes["hidden"] // sizes["heads"]) % 2:
@@ -627,6 +702,38 @@ class _Export(FuncBuilder):
             return s.add(s.mul(y, gamma), beta)
         return self.generic([x, total, var, g, b], [idx, kept, kept, ["d1"], ["d1"]],
                             x.shape, idx, ["parallel"] * 4, body)
+
+    def relu6(self, x):
+        """ReLU6 as torch-mlir's clamp(0, 6): two compare-and-selects."""
+        rank = len(x.shape)
+
+        def body(s, a, acc):
+            low, high = s.const(0.0), s.const(6.0)
+            v = s.op("arith.select", s.op("arith.cmpf ult,", a[0], low),
+                     low, a[0])
+            return s.op("arith.select", s.op("arith.cmpf ugt,", v, high),
+                        high, v)
+        idx = [f"d{i}" for i in range(rank)]
+        return self.generic([x], [idx], x.shape, idx, ["parallel"] * rank, body)
+
+    def depthwise_conv2d(self, x, w, stride, padding):
+        """A convolution with groups = channels and one filter per group, as
+        torch-mlir writes it: the (C, 1, KH, KW) weight collapsed to
+        (C, KH, KW), a zero pad, linalg.depthwise_conv_2d_nchw_chw into a
+        zero fill."""
+        c, _, kh, kw = w.shape
+        w = self.reshape(w, (c, kh, kw), [[0, 1], [2], [3]])
+        if padding:
+            x = self.pad(x, [0, 0, padding, padding], [0, 0, padding, padding])
+        n, _, h, wd = x.shape
+        shape = (n, c, (h - kh) // stride + 1, (wd - kw) // stride + 1)
+        init = self.full(shape, 0.0)
+        out = Value(self._fresh(), shape, self.dtype)
+        self.emit(f"{out.name} = linalg.depthwise_conv_2d_nchw_chw {{dilations "
+                  f"= dense<1> : vector<2xi64>, strides = dense<{stride}> : "
+                  f"vector<2xi64>}} ins({x.name}, {w.name} : {x.type}, "
+                  f"{w.type}) outs({init.name} : {init.type}) -> {out.type}")
+        return out
 
     def maxpool(self, x, kernel, stride, padding):
         """max_pool2d: a pad with the lowest float, then pooling_nchw_max
@@ -911,6 +1018,44 @@ def resnet_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
     return b.text(logits, "ResNet")
 
 
+def mobilenet_text(batch=16, image=64, classes=10, width=100, stages=7,
+                   dtype="f32"):
+    """torchvision's MobileNetV2 (`width` percent of its channels, its first
+    `stages` of 7 stages) as a forward export of the logits: convolutions
+    without bias, the depthwise ones as linalg.depthwise_conv_2d_nchw_chw,
+    batch norm in training mode, ReLU6 as a clamp, the residual sums, the
+    adaptive average pool, flatten and nn.Linear (the classifier's dropout
+    left out)."""
+    b = _Export(dtype)
+    x = b.arg("input", (batch, 3, image, image), "input")
+    stem, plan, last = mobilenet_plan(width, stages)
+
+    def conv_bn(x, conv, bn, cout, k, stride, depthwise=False, act=True):
+        cin = x.shape[1]
+        w = b.arg(conv + ".weight", (cout, 1 if depthwise else cin, k, k))
+        x = (b.depthwise_conv2d(x, w, stride, k // 2) if depthwise
+             else b.conv2d(x, w, stride, k // 2))
+        x = b.batchnorm(x, b.arg(bn + ".weight", (cout,)),
+                        b.arg(bn + ".bias", (cout,)), 1e-5)
+        return b.relu6(x) if act else x
+    x = conv_bn(x, "features.0.0", "features.0.1", stem, 3, 2)
+    for i, (cin, hidden, cout, stride) in enumerate(plan):
+        p, j, h = f"features.{i + 1}.conv.", 0, x
+        if hidden != cin:
+            h, j = conv_bn(h, f"{p}0.0", f"{p}0.1", hidden, 1, 1), 1
+        h = conv_bn(h, f"{p}{j}.0", f"{p}{j}.1", hidden, 3, stride,
+                    depthwise=True)
+        h = conv_bn(h, f"{p}{j + 1}", f"{p}{j + 2}", cout, 1, 1, act=False)
+        x = b.add(x, h) if stride == 1 and cin == cout else h
+    n = len(plan) + 1
+    x = conv_bn(x, f"features.{n}.0", f"features.{n}.1", last, 1, 1)
+    n, c = x.shape[:2]
+    pooled = b.reshape(b.avgpool(x), (n, c), [[0], [1, 2, 3]])
+    logits = b.linear(pooled, b.arg("classifier.1.weight", (classes, c)),
+                      b.arg("classifier.1.bias", (classes,)))
+    return b.text(logits, "MobileNetV2")
+
+
 EXPORTS = {
     "mlp-loss": (os.path.join(REPO, "models", "torch-mlir-style",
                               "mlp-loss.mlir"), "weights=all inputs=0",
@@ -930,7 +1075,9 @@ def main(argv=None):
                         "widths=IN,H,...,OUT; bert and llama: batch, seq, "
                         "hidden, heads, ffn, layers; gpt2: batch, seq, "
                         "hidden, heads, layers; resnet: batch, image, "
-                        "classes, widths=W1,W2,..., blocks=N1,N2,...)")
+                        "classes, widths=W1,W2,..., blocks=N1,N2,...; "
+                        "mobilenet: batch, image, classes, width (percent), "
+                        "stages (1 to 7))")
     parser.add_argument("--dtype", choices=("f32", "f64"), default="f32")
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
