@@ -89,33 +89,62 @@ struct Convolution {
   int args[3] = {0, 0, 0};
 };
 
-dnnl_memory_desc_t describe(const intptr_t sizes[4],
-                            const intptr_t strides[4]) {
+/// A tensor's sizes and strides as oneDNN takes them: 4 dimensions, or 5
+/// for a grouped filter (groups, filters and channels per group, KH, KW).
+struct Shape {
+  int rank = 4;
+  intptr_t sizes[5] = {0, 0, 0, 0, 0}, strides[5] = {0, 0, 0, 0, 0};
+};
+
+Shape getShape(const intptr_t sizes[4], const intptr_t strides[4]) {
+  Shape s;
+  std::copy(sizes, sizes + 4, s.sizes);
+  std::copy(strides, strides + 4, s.strides);
+  return s;
+}
+
+/// The filter of a grouped problem: its filters dimension split into the
+/// groups and the filters of a group.
+Shape getGroupedFilterShape(const ConvProblem &p) {
+  intptr_t sizes[4];
+  p.getWSizes(sizes);
+  intptr_t perGroup = p.f / p.groups;
+  Shape s;
+  s.rank = 5;
+  intptr_t grouped[5] = {p.groups, perGroup, sizes[1], sizes[2], sizes[3]};
+  intptr_t steps[5] = {p.wStrides[0] * perGroup, p.wStrides[0], p.wStrides[1],
+                       p.wStrides[2], p.wStrides[3]};
+  std::copy(grouped, grouped + 5, s.sizes);
+  std::copy(steps, steps + 5, s.strides);
+  return s;
+}
+
+dnnl_memory_desc_t describe(const Shape &s) {
   dnnl_dims_t dims, steps;
-  for (int d = 0; d < 4; ++d)
-    dims[d] = sizes[d], steps[d] = strides[d];
+  for (int d = 0; d < s.rank; ++d)
+    dims[d] = s.sizes[d], steps[d] = s.strides[d];
   dnnl_memory_desc_t md;
-  if (dnnl_memory_desc_init_by_strides(&md, 4, dims, dnnl_f32, steps) !=
+  if (dnnl_memory_desc_init_by_strides(&md, s.rank, dims, dnnl_f32, steps) !=
       dnnl_success) {
-    char text[256];
-    std::snprintf(text, sizeof(text),
-                  "oneDNN: dnnl_memory_desc_init_by_strides rejects sizes "
-                  "%ldx%ldx%ldx%ld with strides %ld, %ld, %ld, %ld",
-                  long(sizes[0]), long(sizes[1]), long(sizes[2]),
-                  long(sizes[3]), long(strides[0]), long(strides[1]),
-                  long(strides[2]), long(strides[3]));
-    fatal(text);
+    std::string text = "oneDNN: dnnl_memory_desc_init_by_strides rejects "
+                       "sizes";
+    for (int d = 0; d < s.rank; ++d)
+      text += (d ? "x" : " ") + std::to_string(s.sizes[d]);
+    text += " with strides";
+    for (int d = 0; d < s.rank; ++d)
+      text += (d ? ", " : " ") + std::to_string(s.strides[d]);
+    fatal(text.c_str());
   }
   return md;
 }
 
 /// A descriptor that lets the primitive choose the layout.
-dnnl_memory_desc_t describeAny(const intptr_t sizes[4]) {
+dnnl_memory_desc_t describeAny(const Shape &s) {
   dnnl_dims_t dims;
-  for (int d = 0; d < 4; ++d)
-    dims[d] = sizes[d];
+  for (int d = 0; d < s.rank; ++d)
+    dims[d] = s.sizes[d];
   dnnl_memory_desc_t md;
-  check(dnnl_memory_desc_init_by_tag(&md, 4, dims, dnnl_f32,
+  check(dnnl_memory_desc_init_by_tag(&md, s.rank, dims, dnnl_f32,
                                      dnnl_format_tag_any),
         "dnnl_memory_desc_init_by_tag");
   return md;
@@ -173,9 +202,16 @@ std::unique_ptr<Convolution> create(ConvKind kind, const ConvProblem &p) {
   p.getWSizes(sizes[1]);
   p.getYSizes(sizes[2]);
   const intptr_t *strides[3] = {p.xStrides, p.wStrides, p.yStrides};
+  Shape shapes[3];
+  for (int i = 0; i < 3; ++i)
+    shapes[i] = getShape(sizes[i], strides[i]);
+  // oneDNN takes a grouped convolution's groups from its filter's leading
+  // dimension.
+  if (p.groups != 1)
+    shapes[1] = getGroupedFilterShape(p);
   dnnl_memory_desc_t any[3];
   for (int i = 0; i < 3; ++i)
-    any[i] = describeAny(sizes[i]);
+    any[i] = describeAny(shapes[i]);
   dnnl_dims_t steps = {p.strideH, p.strideW};
   dnnl_dims_t before = {p.padH, p.padW};
   dnnl_dims_t after = {
@@ -235,7 +271,7 @@ std::unique_ptr<Convolution> create(ConvKind kind, const ConvProblem &p) {
   std::copy(roles.args, roles.args + 3, c->args);
   const dnnl_query_t *queries = roles.queries;
   for (int i = 0; i < 3; ++i)
-    prepareOperand(c->operands[i], describe(sizes[i], strides[i]),
+    prepareOperand(c->operands[i], describe(shapes[i]),
                    *dnnl_primitive_desc_query_md(pd, queries[i], 0),
                    i == c->written, p.beta != 0.0f);
   check(dnnl_primitive_create(&c->primitive, pd), "dnnl_primitive_create");
@@ -261,16 +297,35 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
   if (tofu::gpu::subsampleUnitWindow(kind, p))
     plan();
   // The problem, strides and beta included, is the key.
-  using Key = std::array<intptr_t, 27>;
-  Key key = {intptr_t(kind), p.n,           p.c,
-             p.h,            p.w,           p.f,
-             p.kh,           p.kw,          p.oh,
-             p.ow,           p.strideH,     p.strideW,
-             p.padH,         p.padW,        p.xStrides[0],
-             p.xStrides[1],  p.xStrides[2], p.xStrides[3],
-             p.wStrides[0],  p.wStrides[1], p.wStrides[2],
-             p.wStrides[3],  p.yStrides[0], p.yStrides[1],
-             p.yStrides[2],  p.yStrides[3], intptr_t(p.beta != 0.0f)};
+  using Key = std::array<intptr_t, 28>;
+  Key key = {intptr_t(kind),
+             p.groups,
+             p.n,
+             p.c,
+             p.h,
+             p.w,
+             p.f,
+             p.kh,
+             p.kw,
+             p.oh,
+             p.ow,
+             p.strideH,
+             p.strideW,
+             p.padH,
+             p.padW,
+             p.xStrides[0],
+             p.xStrides[1],
+             p.xStrides[2],
+             p.xStrides[3],
+             p.wStrides[0],
+             p.wStrides[1],
+             p.wStrides[2],
+             p.wStrides[3],
+             p.yStrides[0],
+             p.yStrides[1],
+             p.yStrides[2],
+             p.yStrides[3],
+             intptr_t(p.beta != 0.0f)};
   auto &cache = getThreadObject<std::map<Key, std::unique_ptr<Convolution>>>();
   std::unique_ptr<Convolution> &c = cache[key];
   if (!c)

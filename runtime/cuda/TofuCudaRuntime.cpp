@@ -770,6 +770,10 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
   std::string error = tofu::gpu::planConv(p);
   if (!error.empty())
     misuse(entry, error.c_str());
+  // convert-tofu-to-gpu emits no grouped convolution (its entries do not
+  // take depthwise ones), and the descriptors below are of groups = 1.
+  if (p.groups != 1)
+    misuse(entry, "grouped convolutions are not cuDNN calls in this runtime");
   std::lock_guard<std::mutex> lock(dnnMutex);
   Dnn &d = getDnn();
   setDescriptors(d, p);

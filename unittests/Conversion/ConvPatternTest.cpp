@@ -4,7 +4,8 @@
 // convolution and tofu-autodiff's data and filter gradients in any operand
 // and loop order, strides, 1-D convolutions, and the forms that must not
 // match (GEMMs, dilations, other layouts, groups, 3-D, a loop that plays
-// two roles); the folding of a zero pad into cuDNN's symmetric padding,
+// two roles); depthwise convolutions where a backend takes them; the
+// folding of a zero pad into cuDNN's symmetric padding,
 // checked against the padded convolution computed both ways.
 //
 //===----------------------------------------------------------------------===//
@@ -155,6 +156,87 @@ TEST(ConvPatternTest, Grouped) {
   IndexMap y{loop(N), loop(F), loop(OH), loop(7)};
   IndexMap x1{loop(N), loop(C), window(OH, 1, KH), loop(7)};
   expectNoMatch({x1, w, y}, 8, "a window index is not the sum of two loops");
+}
+
+/// The loops of depthwise_conv_2d_nchw_chw: n, oh, ow, c, kh, kw.
+enum : unsigned { DN, DOH, DOW, DC, DKH, DKW };
+
+IndexMap depthwiseImage(int64_t stride = 1) {
+  return {loop(DN), loop(DC), window(DOH, stride, DKH),
+          window(DOW, stride, DKW)};
+}
+IndexMap depthwiseFilter() { return {loop(DC), loop(DKH), loop(DKW)}; }
+IndexMap depthwiseOutput() {
+  return {loop(DN), loop(DC), loop(DOH), loop(DOW)};
+}
+
+/// Matches a depthwise convolution (allowed) and expects `kind`, these
+/// operand numbers, the channel loop as the filter loop and `stride`.
+void expectDepthwise(const std::vector<IndexMap> &maps, ConvKind kind,
+                     unsigned x, unsigned w, unsigned y, int64_t stride) {
+  std::string whyNot;
+  std::optional<ConvPattern> p =
+      matchConvPattern(maps, 6, &whyNot, /*allowDepthwise=*/true);
+  ASSERT_TRUE(p) << whyNot;
+  EXPECT_TRUE(p->depthwise);
+  EXPECT_EQ(p->kind, kind);
+  EXPECT_EQ(p->image, x);
+  EXPECT_EQ(p->filter, w);
+  EXPECT_EQ(p->output, y);
+  EXPECT_EQ(p->batchLoop, DN);
+  EXPECT_EQ(p->channelLoop, DC);
+  EXPECT_EQ(p->filterLoop, DC);
+  EXPECT_EQ(p->outputLoops, (std::vector<unsigned>{DOH, DOW}));
+  EXPECT_EQ(p->kernelLoops, (std::vector<unsigned>{DKH, DKW}));
+  EXPECT_EQ(p->strides, (std::vector<int64_t>{stride, stride}));
+  EXPECT_EQ(p->verify(6), "");
+}
+
+TEST(ConvPatternTest, Depthwise) {
+  expectDepthwise({depthwiseImage(), depthwiseFilter(), depthwiseOutput()},
+                  ConvKind::Forward, 0, 1, 2, 1);
+  // tofu-autodiff's gradients: ins(W, dY) outs(dX), ins(X, dY) outs(dW).
+  expectDepthwise({depthwiseFilter(), depthwiseOutput(), depthwiseImage(2)},
+                  ConvKind::BackwardData, 2, 0, 1, 2);
+  expectDepthwise({depthwiseImage(2), depthwiseOutput(), depthwiseFilter()},
+                  ConvKind::BackwardFilter, 0, 2, 1, 2);
+  // One spatial dimension (depthwise_conv_1d_ncw_cw): n, ow, c, kw.
+  std::string whyNot;
+  std::optional<ConvPattern> p =
+      matchConvPattern({{loop(0), loop(2), window(1, 1, 3)},
+                        {loop(2), loop(3)},
+                        {loop(0), loop(2), loop(1)}},
+                       4, &whyNot, /*allowDepthwise=*/true);
+  ASSERT_TRUE(p) << whyNot;
+  EXPECT_TRUE(p->depthwise);
+  EXPECT_EQ(p->getSpatialRank(), 1u);
+}
+
+TEST(ConvPatternTest, DepthwiseOnlyWhereAllowed) {
+  expectNoMatch({depthwiseImage(), depthwiseFilter(), depthwiseOutput()}, 6,
+                "a depthwise convolution, which this backend does not call");
+  // A filter of one dimension fewer that is not indexed by the channels
+  // (here by the output rows) is no depthwise filter.
+  std::string whyNot;
+  EXPECT_FALSE(matchConvPattern(
+      {depthwiseImage(), {loop(DOH), loop(DKH), loop(DKW)}, depthwiseOutput()},
+      6, &whyNot, /*allowDepthwise=*/true));
+  EXPECT_EQ(whyNot, "the operands differ in rank");
+  // An output that does not follow the image's channels.
+  EXPECT_FALSE(matchConvPattern({depthwiseImage(),
+                                 depthwiseFilter(),
+                                 {loop(DN), loop(DKH), loop(DOH), loop(DOW)}},
+                                6, &whyNot, /*allowDepthwise=*/true));
+  // The channel loop as filter loop of an ordinary pattern, or the reverse.
+  ConvPattern d = *matchConvPattern(
+      {depthwiseImage(), depthwiseFilter(), depthwiseOutput()}, 6, nullptr,
+      /*allowDepthwise=*/true);
+  ConvPattern notDepthwise = d;
+  notDepthwise.depthwise = false;
+  EXPECT_NE(notDepthwise.verify(6), "");
+  ConvPattern ordinary = *matchConvPattern({image(), filter(), output()}, 7);
+  ordinary.depthwise = true;
+  EXPECT_NE(ordinary.verify(7), "");
 }
 
 TEST(ConvPatternTest, WindowOfWrongLoops) {

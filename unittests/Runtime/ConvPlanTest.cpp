@@ -58,9 +58,9 @@ constexpr int kNHWC[4] = {0, 2, 3, 1};
 /// The problem of a convolution on these tensors.
 ConvProblem makeProblem(Tensor &x, Tensor &w, Tensor &y, intptr_t sh,
                         intptr_t sw, float beta, intptr_t ph = 0,
-                        intptr_t pw = 0) {
+                        intptr_t pw = 0, intptr_t groups = 1) {
   ConvProblem p;
-  p.padH = ph, p.padW = pw;
+  p.padH = ph, p.padW = pw, p.groups = groups;
   p.n = x.sizes[0], p.c = x.sizes[1], p.h = x.sizes[2], p.w = x.sizes[3];
   p.f = w.sizes[0], p.kh = w.sizes[2], p.kw = w.sizes[3];
   p.oh = y.sizes[2], p.ow = y.sizes[3], p.strideH = sh, p.strideW = sw;
@@ -89,6 +89,9 @@ struct Shape {
   intptr_t n, c, h, w, f, kh, kw, sh, sw;
   /// Padding on both sides of the rows and the columns.
   intptr_t ph = 0, pw = 0;
+  /// Groups of c / groups channels and f / groups filters.
+  intptr_t groups = 1;
+  intptr_t cg() const { return c / groups; }
   intptr_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
   intptr_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
 };
@@ -96,7 +99,7 @@ struct Shape {
 void PrintTo(const Shape &s, std::ostream *os) {
   *os << "n" << s.n << " c" << s.c << " " << s.h << "x" << s.w << " f" << s.f
       << " kernel " << s.kh << "x" << s.kw << " stride " << s.sh << "x" << s.sw
-      << " pad " << s.ph << "x" << s.pw;
+      << " pad " << s.ph << "x" << s.pw << " groups " << s.groups;
 }
 
 class ConvPlanShapes : public testing::TestWithParam<Shape> {};
@@ -105,7 +108,7 @@ TEST_P(ConvPlanShapes, ForwardMatchesDefinition) {
   Shape s = GetParam();
   for (float beta : {0.0f, 1.0f}) {
     Tensor x({s.n, s.c, s.h, s.w}, kNHWC, 1, 1.0f);
-    Tensor w({s.f, s.c, s.kh, s.kw}, kNCHW, 0, -0.5f);
+    Tensor w({s.f, s.cg(), s.kh, s.kw}, kNCHW, 0, -0.5f);
     Tensor y({s.n, s.f, s.oh(), s.ow()}, kNCHW, 2, 0.25f);
     Tensor expected = y;
     for (intptr_t b = 0; b < s.n; ++b)
@@ -113,18 +116,21 @@ TEST_P(ConvPlanShapes, ForwardMatchesDefinition) {
         for (intptr_t i = 0; i < s.oh(); ++i)
           for (intptr_t j = 0; j < s.ow(); ++j) {
             float sum = 0.0f;
-            for (intptr_t c = 0; c < s.c; ++c)
+            // Filter f reads the channels of its group.
+            intptr_t first = f / (s.f / s.groups) * s.cg();
+            for (intptr_t c = 0; c < s.cg(); ++c)
               for (intptr_t k = 0; k < s.kh; ++k)
                 for (intptr_t l = 0; l < s.kw; ++l) {
                   // The padded image: zero outside the image.
                   intptr_t r = i * s.sh + k - s.ph, q = j * s.sw + l - s.pw;
                   if (r >= 0 && r < s.h && q >= 0 && q < s.w)
-                    sum += x.at(b, c, r, q) * w.at(f, c, k, l);
+                    sum += x.at(b, first + c, r, q) * w.at(f, c, k, l);
                 }
             float &e = expected.at(b, f, i, j);
             e = beta * e + sum;
           }
-    ConvProblem p = makeProblem(x, w, y, s.sh, s.sw, beta, s.ph, s.pw);
+    ConvProblem p =
+        makeProblem(x, w, y, s.sh, s.sw, beta, s.ph, s.pw, s.groups);
     ASSERT_EQ(planConv(p), "");
     runConvOnHost(ConvKind::Forward, p);
     for (intptr_t b = 0; b < s.n; ++b)
@@ -138,23 +144,26 @@ TEST_P(ConvPlanShapes, ForwardMatchesDefinition) {
 TEST_P(ConvPlanShapes, GradientsAreAdjoint) {
   Shape s = GetParam();
   Tensor x({s.n, s.c, s.h, s.w}, kNCHW, 3, 1.0f);
-  Tensor w({s.f, s.c, s.kh, s.kw}, kNCHW, 0, -0.5f);
+  Tensor w({s.f, s.cg(), s.kh, s.kw}, kNCHW, 0, -0.5f);
   Tensor dy({s.n, s.f, s.oh(), s.ow()}, kNHWC, 1, 0.75f);
   Tensor y({s.n, s.f, s.oh(), s.ow()}, kNCHW, 0, 9.0f);
-  ConvProblem forward = makeProblem(x, w, y, s.sh, s.sw, 0.0f, s.ph, s.pw);
+  ConvProblem forward =
+      makeProblem(x, w, y, s.sh, s.sw, 0.0f, s.ph, s.pw, s.groups);
   ASSERT_EQ(planConv(forward), "");
   runConvOnHost(ConvKind::Forward, forward);
   double reference = dot(y, dy);
 
   // beta = 0 overwrites every element, also rows that no window reaches.
   Tensor dx({s.n, s.c, s.h, s.w}, kNCHW, 2, 7.0f);
-  ConvProblem data = makeProblem(dx, w, dy, s.sh, s.sw, 0.0f, s.ph, s.pw);
+  ConvProblem data =
+      makeProblem(dx, w, dy, s.sh, s.sw, 0.0f, s.ph, s.pw, s.groups);
   ASSERT_EQ(planConv(data), "");
   runConvOnHost(ConvKind::BackwardData, data);
   EXPECT_NEAR(dot(x, dx), reference, 1e-3 * std::fabs(reference) + 1e-3);
 
-  Tensor dw({s.f, s.c, s.kh, s.kw}, kNCHW, 0, 5.0f);
-  ConvProblem filter = makeProblem(x, dw, dy, s.sh, s.sw, 0.0f, s.ph, s.pw);
+  Tensor dw({s.f, s.cg(), s.kh, s.kw}, kNCHW, 0, 5.0f);
+  ConvProblem filter =
+      makeProblem(x, dw, dy, s.sh, s.sw, 0.0f, s.ph, s.pw, s.groups);
   ASSERT_EQ(planConv(filter), "");
   runConvOnHost(ConvKind::BackwardFilter, filter);
   EXPECT_NEAR(dot(w, dw), reference, 1e-3 * std::fabs(reference) + 1e-3);
@@ -179,7 +188,11 @@ INSTANTIATE_TEST_SUITE_P(
                     Shape{2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1},
                     Shape{1, 2, 7, 8, 3, 3, 3, 2, 2, 1, 1},
                     Shape{1, 2, 5, 6, 2, 3, 5, 1, 2, 0, 2},
-                    Shape{2, 3, 1, 10, 4, 1, 3, 1, 1, 0, 1}),
+                    Shape{2, 3, 1, 10, 4, 1, 3, 1, 1, 0, 1},
+                    // Depthwise (groups = channels = filters), strided and
+                    // padded, and 2 groups of 2 channels and 3 filters.
+                    Shape{2, 4, 7, 7, 4, 3, 3, 2, 2, 1, 1, 4},
+                    Shape{1, 4, 6, 5, 6, 3, 3, 1, 1, 1, 0, 2}),
     [](const testing::TestParamInfo<Shape> &info) {
       const Shape &s = info.param;
       return "n" + std::to_string(s.n) + "c" + std::to_string(s.c) + "h" +
@@ -187,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(s.f) + "k" + std::to_string(s.kh) + "x" +
              std::to_string(s.kw) + "s" + std::to_string(s.sh) + "x" +
              std::to_string(s.sw) + "p" + std::to_string(s.ph) + "x" +
-             std::to_string(s.pw);
+             std::to_string(s.pw) + "g" + std::to_string(s.groups);
     });
 
 TEST(ConvPlanTest, SubsamplesStridedUnitWindows) {
@@ -274,6 +287,13 @@ TEST(ConvPlanTest, RejectsWhatCuDNNCannotDo) {
                          "extent, the kernel, the stride and the padding");
   p.oh = p.ow = 6;
   EXPECT_EQ(planConv(p), "");
+  p = good;
+  p.groups = 2;
+  EXPECT_EQ(planConv(p), "the groups do not divide the channels and the "
+                         "filters");
+  p.groups = 0;
+  EXPECT_EQ(planConv(p), "the groups do not divide the channels and the "
+                         "filters");
   p = good;
   p.padW = -1;
   EXPECT_EQ(planConv(p), "a padding is negative or not smaller than the "

@@ -28,14 +28,18 @@ namespace gpu {
 /// gradient) or W (filter gradient). The values are the ABI's.
 enum class ConvKind { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
 
-/// A 2-D convolution with dilation 1 and symmetric zero padding:
-///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, c, oh * sh + kh - ph,
-///                                       ow * sw + kw - pw] * W[f, c, kh, kw]
-/// (X read as zero outside its extents) with every tensor given by the
-/// address of its first element and its strides in elements, in the order
-/// of its dimensions.
+/// A 2-D convolution with dilation 1 and symmetric zero padding, in
+/// `groups` groups of c / groups channels and f / groups filters each:
+///   Y[n, f, oh, ow] = sum_{c, kh, kw} X[n, g(f) * c / groups + c,
+///                                       oh * sh + kh - ph, ow * sw + kw - pw]
+///                                     * W[f, c, kh, kw]
+/// (X read as zero outside its extents, g(f) the group of filter f) with
+/// every tensor given by the address of its first element and its strides
+/// in elements, in the order of its dimensions.
 struct ConvProblem {
   intptr_t n = 0, c = 0, h = 0, w = 0, f = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  /// 1; c = f = groups for a depthwise convolution.
+  intptr_t groups = 1;
   intptr_t strideH = 1, strideW = 1;
   /// Zeros added on both sides of the image's rows and columns.
   intptr_t padH = 0, padW = 0;
@@ -49,17 +53,20 @@ struct ConvProblem {
     sizes[0] = n, sizes[1] = c, sizes[2] = h, sizes[3] = w;
   }
   void getWSizes(intptr_t sizes[4]) const {
-    sizes[0] = f, sizes[1] = c, sizes[2] = kh, sizes[3] = kw;
+    sizes[0] = f, sizes[1] = getGroupChannels(), sizes[2] = kh, sizes[3] = kw;
   }
   void getYSizes(intptr_t sizes[4]) const {
     sizes[0] = n, sizes[1] = f, sizes[2] = oh, sizes[3] = ow;
   }
+  /// The image channels that one filter reads.
+  intptr_t getGroupChannels() const { return groups > 0 ? c / groups : c; }
 };
 
 /// The problem of one call of a tofu_gpu_conv2d_* entry point.
 inline ConvProblem getConvProblem(TOFU_CONV2D_PARAMS) {
   ConvProblem p;
-  p.n = n, p.c = c, p.h = h, p.w = w, p.f = f, p.kh = kh, p.kw = kw;
+  p.n = n, p.c = c, p.h = h, p.w = w, p.f = f, p.groups = groups;
+  p.kh = kh, p.kw = kw;
   p.oh = oh, p.ow = ow, p.strideH = strideH, p.strideW = strideW;
   p.padH = padH, p.padW = padW;
   p.x = x, p.xStrides[0] = xN, p.xStrides[1] = xC, p.xStrides[2] = xH;
@@ -103,6 +110,8 @@ inline std::string planConv(ConvProblem &p) {
   for (intptr_t v : extents)
     if (v < 1 || v > INT_MAX)
       return "an extent or stride is not in [1, INT_MAX]";
+  if (p.groups < 1 || p.c % p.groups != 0 || p.f % p.groups != 0)
+    return "the groups do not divide the channels and the filters";
   if (p.padH < 0 || p.padH >= p.kh || p.padW < 0 || p.padW >= p.kw)
     return "a padding is negative or not smaller than the kernel";
   if (!isConsistentExtent(p.h, p.kh, p.oh, p.strideH, p.padH) ||
@@ -160,18 +169,20 @@ inline void runConvOnHost(ConvKind kind, const ConvProblem &p) {
                  i3 * strides[3]] = 0.0f;
   }
   const intptr_t *xs = p.xStrides, *ws = p.wStrides, *ys = p.yStrides;
+  intptr_t channels = p.getGroupChannels(), filters = p.f / p.groups;
   for (intptr_t b = 0; b < p.n; ++b)
     for (intptr_t f = 0; f < p.f; ++f)
       for (intptr_t oh = 0; oh < p.oh; ++oh)
         for (intptr_t ow = 0; ow < p.ow; ++ow)
-          for (intptr_t c = 0; c < p.c; ++c)
+          for (intptr_t c = 0; c < channels; ++c)
             for (intptr_t kh = 0; kh < p.kh; ++kh)
               for (intptr_t kw = 0; kw < p.kw; ++kw) {
                 intptr_t ih = oh * p.strideH + kh - p.padH;
                 intptr_t iw = ow * p.strideW + kw - p.padW;
                 if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w)
                   continue;
-                float &xv = x[b * xs[0] + c * xs[1] + ih * xs[2] + iw * xs[3]];
+                intptr_t ic = f / filters * channels + c;
+                float &xv = x[b * xs[0] + ic * xs[1] + ih * xs[2] + iw * xs[3]];
                 float &wv = w[f * ws[0] + c * ws[1] + kh * ws[2] + kw * ws[3]];
                 float &yv = y[b * ys[0] + f * ys[1] + oh * ys[2] + ow * ys[3]];
                 if (kind == ConvKind::Forward)
@@ -208,11 +219,14 @@ inline bool subsampleUnitWindow(ConvKind kind, ConvProblem &p) {
 /// The profile's name of a convolution call: the runtime entry point and
 /// the problem's batch, channels, image, filters, window, stride and pad.
 inline std::string describeConv(const char *entry, const ConvProblem &p) {
-  char text[192];
-  std::snprintf(text, sizeof(text),
-                "%s n=%ld c=%ld %ldx%ld f=%ld %ldx%ld/%ld pad %ld", entry,
-                long(p.n), long(p.c), long(p.h), long(p.w), long(p.f),
-                long(p.kh), long(p.kw), long(p.strideH), long(p.padH));
+  char text[224];
+  int length = std::snprintf(
+      text, sizeof(text), "%s n=%ld c=%ld %ldx%ld f=%ld %ldx%ld/%ld pad %ld",
+      entry, long(p.n), long(p.c), long(p.h), long(p.w), long(p.f), long(p.kh),
+      long(p.kw), long(p.strideH), long(p.padH));
+  if (p.groups != 1 && length > 0 && size_t(length) < sizeof(text))
+    std::snprintf(text + length, sizeof(text) - length, " groups=%ld",
+                  long(p.groups));
   return text;
 }
 

@@ -49,7 +49,8 @@ std::optional<tofu::conv::ConvPattern> fail(std::string *whyNot,
 } // namespace
 
 std::optional<tofu::conv::ConvPattern>
-tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot) {
+tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot,
+                       bool allowDepthwise) {
   if (whyNot)
     whyNot->clear();
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -65,7 +66,7 @@ tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot) {
   if (!conv::hasWindowedIndex(maps) || !isMultiplyAccumulate(op))
     return std::nullopt;
   std::optional<conv::ConvPattern> pattern =
-      conv::matchConvPattern(maps, op.getNumLoops(), whyNot);
+      conv::matchConvPattern(maps, op.getNumLoops(), whyNot, allowDepthwise);
   if (!pattern)
     return std::nullopt;
 

@@ -64,10 +64,13 @@ std::string ConvPattern::verify(unsigned numLoops) const {
                                    : ConvKind::BackwardFilter;
   if (kind != expected)
     return "the kind does not match the operand written";
+  if (depthwise != (filterLoop == channelLoop))
+    return "the filter loop is the channel loop exactly when depthwise";
   std::set<unsigned> loops{batchLoop, channelLoop, filterLoop};
   loops.insert(outputLoops.begin(), outputLoops.end());
   loops.insert(kernelLoops.begin(), kernelLoops.end());
-  if (loops.size() != 3 + 2 * spatial || numLoops != loops.size() ||
+  unsigned roles = (depthwise ? 2 : 3) + 2 * spatial;
+  if (loops.size() != roles || numLoops != loops.size() ||
       *loops.rbegin() >= numLoops)
     return "the loops are not distinct or not all loops of the op";
   for (int64_t s : strides)
@@ -78,7 +81,8 @@ std::string ConvPattern::verify(unsigned numLoops) const {
 
 void ConvPattern::dump() const {
   const char *names[] = {"forward", "backward-data", "backward-filter"};
-  llvm::errs() << "conv " << names[static_cast<int>(kind)] << " image " << image
+  llvm::errs() << (depthwise ? "depthwise conv " : "conv ")
+               << names[static_cast<int>(kind)] << " image " << image
                << " filter " << filter << " output " << output << " loops n "
                << batchLoop << " c " << channelLoop << " f " << filterLoop;
   for (unsigned i = 0; i < getSpatialRank(); ++i)
@@ -89,7 +93,8 @@ void ConvPattern::dump() const {
 
 std::optional<ConvPattern>
 tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
-                             unsigned numLoops, std::string *whyNot) {
+                             unsigned numLoops, std::string *whyNot,
+                             bool allowDepthwise) {
   if (whyNot)
     whyNot->clear();
   if (maps.size() != 3 || !hasWindowedIndex(maps))
@@ -119,14 +124,24 @@ tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
   p.channelLoop = channel;
 
   // The output shares the batch loop (its dimension 0), the filter the
-  // channel loop (its dimension 1).
+  // channel loop (its dimension 1, or 0 for a depthwise filter, which has
+  // no filter dimension and one dimension fewer).
   unsigned others[2] = {(p.image + 1) % 3, (p.image + 2) % 3};
   bool found[2] = {false, false};
   for (unsigned i : others) {
     const IndexMap &map = maps[i];
-    if (map.size() != image.size())
+    bool depthwiseFilter = map.size() + 1 == image.size() &&
+                           plainLoop(map[0]) == channel &&
+                           plainLoop(map[0]) != batch;
+    if (map.size() != image.size() && !depthwiseFilter)
       return fail(whyNot, "the operands differ in rank");
-    if (plainLoop(map[0]) == batch && !found[0]) {
+    if (depthwiseFilter && !allowDepthwise)
+      return fail(whyNot, "a depthwise convolution, which this backend "
+                          "does not call");
+    if (depthwiseFilter && !found[1]) {
+      p.filter = i;
+      p.depthwise = found[1] = true;
+    } else if (plainLoop(map[0]) == batch && !found[0]) {
       p.output = i;
       found[0] = true;
     } else if (plainLoop(map[1]) == channel && !found[1]) {
@@ -142,10 +157,12 @@ tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
   if (plainLoop(output[1]) != static_cast<int64_t>(p.filterLoop))
     return fail(whyNot, "the filter and the output do not share the "
                         "filter loop");
+  // Where the kernel dimensions of the filter start.
+  unsigned kernelDim = p.depthwise ? 1 : 2;
 
   // Each window: output loop * stride + kernel loop * 1.
   for (unsigned d = 0; d < spatial; ++d) {
-    unsigned o = plainLoop(output[2 + d]), k = plainLoop(filter[2 + d]);
+    unsigned o = plainLoop(output[2 + d]), k = plainLoop(filter[kernelDim + d]);
     const IndexExpr &window = image[2 + d];
     if (window.size() != 2)
       return fail(whyNot, "a window index is not the sum of two loops");

@@ -553,6 +553,14 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
   }
   BufferView w = getBufferView(b, loc, op->getOperand(pattern.filter));
   BufferView y = getBufferView(b, loc, op->getOperand(pattern.output));
+  // A depthwise filter (C, kernel..) is the grouped filter (C, 1, kernel..)
+  // of groups = C.
+  Value groups = index(b, loc, 1);
+  if (pattern.depthwise) {
+    groups = x.sizes[1];
+    w.sizes.insert(w.sizes.begin() + 1, index(b, loc, 1));
+    w.strides.insert(w.strides.begin() + 1, index(b, loc, 1));
+  }
   if (spatial == 1) {
     // Height 1: its strides are never used (the runtime normalizes them).
     Value one = index(b, loc, 1);
@@ -568,9 +576,9 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
   Value padW = index(b, loc, padding.back());
   // The order of TOFU_CONV2D_PARAMS.
   SmallVector<Value> args{x.sizes[0], x.sizes[1], x.sizes[2], x.sizes[3],
-                          w.sizes[0], w.sizes[2], w.sizes[3], y.sizes[2],
-                          y.sizes[3], strideH,    strideW,    padH,
-                          padW};
+                          w.sizes[0], groups,     w.sizes[2], w.sizes[3],
+                          y.sizes[2], y.sizes[3], strideH,    strideW,
+                          padH,       padW};
   for (BufferView *view : {&x, &w, &y}) {
     args.push_back(view->address);
     llvm::append_range(args, view->strides);
@@ -595,11 +603,11 @@ tofu::lowerLibraryCalls(ModuleOp module, StringRef pass,
   WalkResult result = module.walk([&](linalg::LinalgOp op) {
     std::optional<GemmMatch> gemm = matchGemm(op);
     std::string whyNot;
-    std::optional<conv::ConvPattern> convolution =
-        gemm ? std::nullopt : matchConvolution(op, &whyNot);
     Type element = getLibraryElementType(op);
     LibraryCallEntries entries =
         element ? entriesFor(element) : LibraryCallEntries();
+    std::optional<conv::ConvPattern> convolution =
+        gemm ? std::nullopt : matchConvolution(op, &whyNot, entries.depthwise);
     bool hasConvEntry = convolution && !entries.conv[0].empty();
     if (convolution && !hasConvEntry && !entries.noConvReason.empty())
       whyNot = entries.noConvReason.str();

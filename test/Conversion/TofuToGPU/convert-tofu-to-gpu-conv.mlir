@@ -12,11 +12,11 @@
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[WS:.*]]:4, %[[WST:.*]]:4 = memref.extract_strided_metadata %[[W]]
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[YS:.*]]:4, %[[YST:.*]]:4 = memref.extract_strided_metadata %[[Y]]
 // CHECK: %[[BETA:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: call @tofu_gpu_conv2d_forward(%[[XS]]#0, %[[XS]]#1, %[[XS]]#2, %[[XS]]#3, %[[WS]]#0, %[[WS]]#2, %[[WS]]#3, %[[YS]]#2, %[[YS]]#3, %[[S:c[0-9]+]]{{(_[0-9]+)?}}, %[[S]]{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %[[XST]]#2, %[[XST]]#3, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %[[WST]]#2, %[[WST]]#3, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %[[YST]]#2, %[[YST]]#3, %[[BETA]])
+// CHECK-NEXT: call @tofu_gpu_conv2d_forward(%[[XS]]#0, %[[XS]]#1, %[[XS]]#2, %[[XS]]#3, %[[WS]]#0, %c1{{(_[0-9]+)?}}, %[[WS]]#2, %[[WS]]#3, %[[YS]]#2, %[[YS]]#3, %[[S:c[0-9]+]]{{(_[0-9]+)?}}, %[[S]]{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %[[XST]]#2, %[[XST]]#3, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %[[WST]]#2, %[[WST]]#3, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %[[YST]]#2, %[[YST]]#3, %[[BETA]])
 // 2 * 2 * 4 * 4 * 4 * 3 * 3 * 3
 // CHECK-SAME: tofu.flops = 6912 : i64, tofu.library = "cudnn"
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: func.func private @tofu_gpu_conv2d_forward(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
+// CHECK: func.func private @tofu_gpu_conv2d_forward(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
 func.func @forward(%x: memref<2x3x9x9xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x4x4xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<2x4x4x4xf32>)
@@ -57,7 +57,7 @@ func.func @forward_onto_bias(%x: memref<2x3x6x6xf32>, %w: memref<4x3x3x3xf32>, %
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[WS:.*]]:4, %[[WST:.*]]:4 = memref.extract_strided_metadata %[[W]]
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[YS:.*]]:4, %[[YST:.*]]:4 = memref.extract_strided_metadata %[[DY]]
 // CHECK: %[[BETA:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: call @tofu_gpu_conv2d_backward_data(%[[XS]]#0, %[[XS]]#1, %[[XS]]#2, %[[XS]]#3, %[[WS]]#0, %[[WS]]#2, %[[WS]]#3, %[[YS]]#2, %[[YS]]#3, %[[S:c[0-9]+]]{{(_[0-9]+)?}}, %[[S]]{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %[[XST]]#2, %[[XST]]#3, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %[[WST]]#2, %[[WST]]#3, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %[[YST]]#2, %[[YST]]#3, %[[BETA]])
+// CHECK-NEXT: call @tofu_gpu_conv2d_backward_data(%[[XS]]#0, %[[XS]]#1, %[[XS]]#2, %[[XS]]#3, %[[WS]]#0, %c1{{(_[0-9]+)?}}, %[[WS]]#2, %[[WS]]#3, %[[YS]]#2, %[[YS]]#3, %[[S:c[0-9]+]]{{(_[0-9]+)?}}, %[[S]]{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %[[XST]]#2, %[[XST]]#3, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %[[WST]]#2, %[[WST]]#3, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %[[YST]]#2, %[[YST]]#3, %[[BETA]])
 // CHECK-SAME: tofu.flops = 6912 : i64, tofu.library = "cudnn"
 // CHECK-NOT: linalg.generic
 func.func @backward_data(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dx: memref<2x3x9x9xf32>) {
@@ -88,7 +88,7 @@ func.func @backward_data(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dx:
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[XS:.*]]:4, %[[XST:.*]]:4 = memref.extract_strided_metadata %[[X]]
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[WS:.*]]:4, %[[WST:.*]]:4 = memref.extract_strided_metadata %[[DW]]
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[YS:.*]]:4, %[[YST:.*]]:4 = memref.extract_strided_metadata %[[DY]]
-// CHECK: call @tofu_gpu_conv2d_backward_filter(%[[XS]]#0, %[[XS]]#1, %[[XS]]#2, %[[XS]]#3, %[[WS]]#0, %[[WS]]#2, %[[WS]]#3, %[[YS]]#2, %[[YS]]#3, %[[S:c[0-9]+]]{{(_[0-9]+)?}}, %[[S]]{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %[[XST]]#2, %[[XST]]#3, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %[[WST]]#2, %[[WST]]#3, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %[[YST]]#2, %[[YST]]#3, %{{[a-z0-9_]+}})
+// CHECK: call @tofu_gpu_conv2d_backward_filter(%[[XS]]#0, %[[XS]]#1, %[[XS]]#2, %[[XS]]#3, %[[WS]]#0, %c1{{(_[0-9]+)?}}, %[[WS]]#2, %[[WS]]#3, %[[YS]]#2, %[[YS]]#3, %[[S:c[0-9]+]]{{(_[0-9]+)?}}, %[[S]]{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %[[XST]]#2, %[[XST]]#3, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %[[WST]]#2, %[[WST]]#3, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %[[YST]]#2, %[[YST]]#3, %{{[a-z0-9_]+}})
 // CHECK-SAME: tofu.flops = 6912 : i64, tofu.library = "cudnn"
 // CHECK-NOT: linalg.generic
 func.func @backward_filter(%x: memref<2x3x6x6xf32>, %dy: memref<2x4x4x4xf32>, %dw: memref<4x3x3x3xf32>) {
@@ -116,7 +116,7 @@ func.func @backward_filter(%x: memref<2x3x6x6xf32>, %dy: memref<2x4x4x4xf32>, %d
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[XS:.*]]:3, %[[XST:.*]]:3 = memref.extract_strided_metadata %[[X]]
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[WS:.*]]:3, %[[WST:.*]]:3 = memref.extract_strided_metadata %[[W]]
 // CHECK-DAG: %{{.*}}, %{{.*}}, %[[YS:.*]]:3, %[[YST:.*]]:3 = memref.extract_strided_metadata %[[Y]]
-// CHECK: call @tofu_gpu_conv2d_forward(%[[XS]]#0, %[[XS]]#1, %c1{{(_[0-9]+)?}}, %[[XS]]#2, %[[WS]]#0, %c1{{(_[0-9]+)?}}, %[[WS]]#2, %c1{{(_[0-9]+)?}}, %[[YS]]#2, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %c1{{(_[0-9]+)?}}, %[[XST]]#2, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %c1{{(_[0-9]+)?}}, %[[WST]]#2, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %c1{{(_[0-9]+)?}}, %[[YST]]#2, %{{[a-z0-9_]+}})
+// CHECK: call @tofu_gpu_conv2d_forward(%[[XS]]#0, %[[XS]]#1, %c1{{(_[0-9]+)?}}, %[[XS]]#2, %[[WS]]#0, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %[[WS]]#2, %c1{{(_[0-9]+)?}}, %[[YS]]#2, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %{{[a-z0-9_]+}}, %[[XST]]#0, %[[XST]]#1, %c1{{(_[0-9]+)?}}, %[[XST]]#2, %{{[a-z0-9_]+}}, %[[WST]]#0, %[[WST]]#1, %c1{{(_[0-9]+)?}}, %[[WST]]#2, %{{[a-z0-9_]+}}, %[[YST]]#0, %[[YST]]#1, %c1{{(_[0-9]+)?}}, %[[YST]]#2, %{{[a-z0-9_]+}})
 // CHECK-SAME: tofu.flops = 1152 : i64, tofu.library = "cudnn"
 func.func @conv1d(%x: memref<2x3x10xf32>, %w: memref<4x3x3xf32>, %y: memref<2x4x8xf32>) {
   linalg.generic {indexing_maps = [#x, #w, #y],

@@ -48,13 +48,17 @@ enum class ConvKind {
 /// A convolution with dilation 1 on an NCHW image X (N, C, spatial..), an
 /// FCHW filter W (F, C, kernel..) and an NFHW output Y (N, F, spatial..),
 /// found in the maps of an op with two inputs and one output (operand
-/// numbers 0, 1 and 2).
+/// numbers 0, 1 and 2). A depthwise convolution (one filter per channel,
+/// linalg's depthwise_conv_*_nchw_chw) has a CHW filter W (C, kernel..)
+/// and an NCHW output: Y[n, c, o..] += X[n, c, o * s + k..] * W[c, k..].
 struct ConvPattern {
   ConvKind kind = ConvKind::Forward;
   /// Operand numbers of the image, the filter and the output.
   unsigned image = 0, filter = 1, output = 2;
-  /// Loops of the batch, the input channels and the filters.
+  /// Loops of the batch, the input channels and the filters (the channel
+  /// loop again when depthwise).
   unsigned batchLoop = 0, channelLoop = 0, filterLoop = 0;
+  bool depthwise = false;
   /// Per spatial dimension (outermost first): the output loop, the kernel
   /// loop and the stride.
   std::vector<unsigned> outputLoops, kernelLoops;
@@ -74,15 +78,19 @@ bool hasWindowedIndex(const std::vector<IndexMap> &maps);
 /// Matches the maps of the two inputs and the output (in operand order) of
 /// an op with `numLoops` loops. Returns std::nullopt when they are not such
 /// a convolution; then `whyNot` (if given) says why, and stays empty when
-/// no map has a windowed index (the op is no convolution at all). Not
-/// matched: 3-D and higher convolutions, dilations other than 1, groups
-/// or depthwise loops, other layouts (NHWC, HWCF), constant offsets.
+/// no map has a windowed index (the op is no convolution at all). Depthwise
+/// convolutions only with `allowDepthwise` (for a backend whose entry
+/// points take groups). Not matched: 3-D and higher convolutions,
+/// dilations other than 1, groups of more than one channel, depthwise
+/// convolutions with several filters per channel, other layouts (NHWC,
+/// HWCF), constant offsets.
 /// Iterator types are not looked at: the op's value is the sum over its
 /// whole iteration space whatever they say (tofu-autodiff marks the window
 /// loops of a data gradient parallel).
 std::optional<ConvPattern> matchConvPattern(const std::vector<IndexMap> &maps,
                                             unsigned numLoops,
-                                            std::string *whyNot = nullptr);
+                                            std::string *whyNot = nullptr,
+                                            bool allowDepthwise = false);
 
 /// The padding of a cuDNN call that computes the convolution `p` on an
 /// image padded with zeros by `low` and `high` elements per dimension

@@ -128,11 +128,13 @@ bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 /// buffers, f32 or f64 operands of one element type) that is a 1-D or 2-D
 /// convolution with dilation 1:
 /// the forward convolution, or a data or filter gradient
-/// (conv::matchConvPattern). Returns std::nullopt for anything else; then
-/// `whyNot` (if given) says why a windowed multiply-accumulate op is not
-/// one, and stays empty for ops that are no convolution at all.
-std::optional<conv::ConvPattern>
-matchConvolution(mlir::linalg::LinalgOp op, std::string *whyNot = nullptr);
+/// (conv::matchConvPattern; depthwise ones with `allowDepthwise`). Returns
+/// std::nullopt for anything else; then `whyNot` (if given) says why a
+/// windowed multiply-accumulate op is not one, and stays empty for ops
+/// that are no convolution at all.
+std::optional<conv::ConvPattern> matchConvolution(mlir::linalg::LinalgOp op,
+                                                  std::string *whyNot = nullptr,
+                                                  bool allowDepthwise = false);
 
 /// The zero pads that the library convolutions of a module take as the
 /// call's padding (ConvPadding.cpp, conv::foldZeroPad): analyze every
@@ -211,6 +213,9 @@ struct LibraryCallEntries {
   /// Without convolution entries: why, for the remark on each convolution
   /// that then stays generated code (no remark when empty).
   llvm::StringRef noConvReason;
+  /// Whether the convolution entries take depthwise convolutions (groups
+  /// equal to the channels).
+  bool depthwise = false;
 };
 
 /// Replaces every GEMM and convolution on buffers in `module` whose
