@@ -331,6 +331,10 @@ def mobilenet_plan(width, stages):
     """(stem channels, [(input channels, hidden, output channels, stride)]
     of each block, last channels) of MobileNetV2 with a width of `width`
     percent and its first `stages` stages."""
+    if not 1 <= stages <= len(MOBILENET_STAGES) or width < 1:
+        raise ValueError(f"mobilenet: stages takes 1 to "
+                         f"{len(MOBILENET_STAGES)} and width a positive "
+                         f"percentage, not {stages} and {width}")
     mult = width / 100.0
     cin = stem = _divisible(32 * mult)
     blocks = []
