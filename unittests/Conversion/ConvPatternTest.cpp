@@ -4,8 +4,8 @@
 // convolution and tofu-autodiff's data and filter gradients in any operand
 // and loop order, strides, 1-D convolutions, and the forms that must not
 // match (GEMMs, dilations, other layouts, groups, 3-D, a loop that plays
-// two roles); depthwise convolutions where a backend takes them; the
-// folding of a zero pad into cuDNN's symmetric padding,
+// two roles); depthwise and grouped convolutions where a backend takes
+// them; the folding of a zero pad into cuDNN's symmetric padding,
 // checked against the padded convolution computed both ways.
 //
 //===----------------------------------------------------------------------===//
@@ -237,6 +237,78 @@ TEST(ConvPatternTest, DepthwiseOnlyWhereAllowed) {
   ConvPattern ordinary = *matchConvPattern({image(), filter(), output()}, 7);
   ordinary.depthwise = true;
   EXPECT_NE(ordinary.verify(7), "");
+}
+
+/// The loops of conv_2d_ngchw_gfchw: n, g, f, oh, ow, c, kh, kw.
+enum : unsigned { GN, GG, GF, GOH, GOW, GC, GKH, GKW };
+
+IndexMap groupedImage(int64_t stride = 1) {
+  return {loop(GN), loop(GG), loop(GC), window(GOH, stride, GKH),
+          window(GOW, stride, GKW)};
+}
+IndexMap groupedFilter() {
+  return {loop(GG), loop(GF), loop(GC), loop(GKH), loop(GKW)};
+}
+IndexMap groupedOutput() {
+  return {loop(GN), loop(GG), loop(GF), loop(GOH), loop(GOW)};
+}
+
+/// Matches a grouped convolution (allowed) and expects `kind`, these
+/// operand numbers, the group loop and `stride`.
+void expectGrouped(const std::vector<IndexMap> &maps, ConvKind kind, unsigned x,
+                   unsigned w, unsigned y, int64_t stride) {
+  std::string whyNot;
+  std::optional<ConvPattern> p =
+      matchConvPattern(maps, 8, &whyNot, /*allowGroups=*/true);
+  ASSERT_TRUE(p) << whyNot;
+  EXPECT_TRUE(p->grouped);
+  EXPECT_FALSE(p->depthwise);
+  EXPECT_EQ(p->kind, kind);
+  EXPECT_EQ(p->image, x);
+  EXPECT_EQ(p->filter, w);
+  EXPECT_EQ(p->output, y);
+  EXPECT_EQ(p->batchLoop, GN);
+  EXPECT_EQ(p->groupLoop, GG);
+  EXPECT_EQ(p->channelLoop, GC);
+  EXPECT_EQ(p->filterLoop, GF);
+  EXPECT_EQ(p->getFirstSpatialDim(), 3u);
+  EXPECT_EQ(p->outputLoops, (std::vector<unsigned>{GOH, GOW}));
+  EXPECT_EQ(p->kernelLoops, (std::vector<unsigned>{GKH, GKW}));
+  EXPECT_EQ(p->strides, (std::vector<int64_t>{stride, stride}));
+  EXPECT_EQ(p->verify(8), "");
+}
+
+TEST(ConvPatternTest, Grouped2D) {
+  expectGrouped({groupedImage(), groupedFilter(), groupedOutput()},
+                ConvKind::Forward, 0, 1, 2, 1);
+  expectGrouped({groupedFilter(), groupedOutput(), groupedImage(2)},
+                ConvKind::BackwardData, 2, 0, 1, 2);
+  expectGrouped({groupedImage(2), groupedOutput(), groupedFilter()},
+                ConvKind::BackwardFilter, 0, 2, 1, 2);
+  // Not where the backend takes no groups.
+  expectNoMatch({groupedImage(), groupedFilter(), groupedOutput()}, 8,
+                "a grouped convolution, which this backend does not call");
+  // The group loop elsewhere in the filter (G after F).
+  std::string whyNot;
+  EXPECT_FALSE(
+      matchConvPattern({groupedImage(),
+                        {loop(GF), loop(GG), loop(GC), loop(GKH), loop(GKW)},
+                        groupedOutput()},
+                       8, &whyNot, /*allowGroups=*/true));
+  EXPECT_EQ(whyNot, "the group dimension is not after the batch of the "
+                    "output and first in the filter");
+  // A group loop that the output does not have.
+  EXPECT_FALSE(
+      matchConvPattern({groupedImage(),
+                        groupedFilter(),
+                        {loop(GN), loop(GF), loop(GF), loop(GOH), loop(GOW)}},
+                       8, &whyNot, /*allowGroups=*/true));
+  // A pattern with a group loop that is also depthwise is broken.
+  ConvPattern g = *matchConvPattern(
+      {groupedImage(), groupedFilter(), groupedOutput()}, 8, nullptr,
+      /*allowGroups=*/true);
+  g.depthwise = true;
+  EXPECT_NE(g.verify(8), "");
 }
 
 TEST(ConvPatternTest, WindowOfWrongLoops) {

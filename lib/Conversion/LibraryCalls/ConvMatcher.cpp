@@ -50,7 +50,7 @@ std::optional<tofu::conv::ConvPattern> fail(std::string *whyNot,
 
 std::optional<tofu::conv::ConvPattern>
 tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot,
-                       bool allowDepthwise) {
+                       bool allowGroups) {
   if (whyNot)
     whyNot->clear();
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -66,7 +66,7 @@ tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot,
   if (!conv::hasWindowedIndex(maps) || !isMultiplyAccumulate(op))
     return std::nullopt;
   std::optional<conv::ConvPattern> pattern =
-      conv::matchConvPattern(maps, op.getNumLoops(), whyNot, allowDepthwise);
+      conv::matchConvPattern(maps, op.getNumLoops(), whyNot, allowGroups);
   if (!pattern)
     return std::nullopt;
 
@@ -78,7 +78,7 @@ tofu::matchConvolution(linalg::LinalgOp op, std::string *whyNot,
   auto image = cast<ShapedType>(op->getOperand(pattern->image).getType());
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (unsigned d = 0, e = pattern->getSpatialRank(); d < e; ++d) {
-    int64_t in = image.getDimSize(2 + d);
+    int64_t in = image.getDimSize(pattern->getFirstSpatialDim() + d);
     int64_t kernel = ranges[pattern->kernelLoops[d]];
     int64_t out = ranges[pattern->outputLoops[d]];
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel) ||

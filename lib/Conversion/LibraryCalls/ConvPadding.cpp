@@ -184,6 +184,10 @@ void ConvPadding::analyze(
   llvm::MapVector<Value, SmallVector<unsigned>> readers;
   for (auto [i, entry] : llvm::enumerate(convolutions)) {
     auto &[op, pattern] = entry;
+    // torch-mlir pads a grouped convolution's image before it splits the
+    // channels into groups: no pad reaches one here.
+    if (pattern.grouped)
+      continue;
     if (pattern.kind == conv::ConvKind::BackwardData)
       analyzeDataGradient(op, pattern);
     else

@@ -66,10 +66,14 @@ std::string ConvPattern::verify(unsigned numLoops) const {
     return "the kind does not match the operand written";
   if (depthwise != (filterLoop == channelLoop))
     return "the filter loop is the channel loop exactly when depthwise";
+  if (depthwise && grouped)
+    return "a depthwise convolution has no group dimension";
   std::set<unsigned> loops{batchLoop, channelLoop, filterLoop};
+  if (grouped)
+    loops.insert(groupLoop);
   loops.insert(outputLoops.begin(), outputLoops.end());
   loops.insert(kernelLoops.begin(), kernelLoops.end());
-  unsigned roles = (depthwise ? 2 : 3) + 2 * spatial;
+  unsigned roles = (depthwise ? 2 : 3) + (grouped ? 1 : 0) + 2 * spatial;
   if (loops.size() != roles || numLoops != loops.size() ||
       *loops.rbegin() >= numLoops)
     return "the loops are not distinct or not all loops of the op";
@@ -81,7 +85,9 @@ std::string ConvPattern::verify(unsigned numLoops) const {
 
 void ConvPattern::dump() const {
   const char *names[] = {"forward", "backward-data", "backward-filter"};
-  llvm::errs() << (depthwise ? "depthwise conv " : "conv ")
+  llvm::errs() << (depthwise ? "depthwise conv "
+                   : grouped ? "grouped conv "
+                             : "conv ")
                << names[static_cast<int>(kind)] << " image " << image
                << " filter " << filter << " output " << output << " loops n "
                << batchLoop << " c " << channelLoop << " f " << filterLoop;
@@ -94,7 +100,7 @@ void ConvPattern::dump() const {
 std::optional<ConvPattern>
 tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
                              unsigned numLoops, std::string *whyNot,
-                             bool allowDepthwise) {
+                             bool allowGroups) {
   if (whyNot)
     whyNot->clear();
   if (maps.size() != 3 || !hasWindowedIndex(maps))
@@ -112,16 +118,33 @@ tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
   const IndexMap &image = maps[p.image];
   if (image.size() < 3)
     return fail(whyNot, "the windowed operand has fewer than 3 dimensions");
-  if (image.size() > 4)
+  // A group dimension: three plain dimensions before one or two windowed
+  // ones (N, G, C, spatial..).
+  unsigned windows = 0;
+  for (const IndexExpr &e : image)
+    windows += plainLoop(e) < 0;
+  p.grouped = image.size() == 3 + windows && windows >= 1 && windows <= 2 &&
+              plainLoop(image[0]) >= 0 && plainLoop(image[1]) >= 0 &&
+              plainLoop(image[2]) >= 0;
+  if (p.grouped && !allowGroups)
+    return fail(whyNot,
+                "a grouped convolution, which this backend does not call");
+  if (!p.grouped && image.size() > 4)
     return fail(whyNot, "only 1-D and 2-D convolutions are library calls");
-  unsigned spatial = image.size() - 2;
+  unsigned first = p.getFirstSpatialDim();
+  unsigned spatial = image.size() - first;
 
-  // Batch and channels: the image's first two dimensions (NCHW).
-  int64_t batch = plainLoop(image[0]), channel = plainLoop(image[1]);
+  // Batch, groups and channels: the image's first dimensions (NCHW, or
+  // NGCHW).
+  int64_t batch = plainLoop(image[0]), channel = plainLoop(image[first - 1]);
   if (batch < 0 || channel < 0)
     return fail(whyNot, "the image is not in NCHW layout");
   p.batchLoop = batch;
   p.channelLoop = channel;
+  if (p.grouped)
+    p.groupLoop = plainLoop(image[1]);
+  // Where the filter's own dimensions start: after its group dimension.
+  unsigned f0 = p.grouped ? 1 : 0;
 
   // The output shares the batch loop (its dimension 0), the filter the
   // channel loop (its dimension 1, or 0 for a depthwise filter, which has
@@ -130,21 +153,26 @@ tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
   bool found[2] = {false, false};
   for (unsigned i : others) {
     const IndexMap &map = maps[i];
-    bool depthwiseFilter = map.size() + 1 == image.size() &&
+    bool depthwiseFilter = !p.grouped && map.size() + 1 == image.size() &&
                            plainLoop(map[0]) == channel &&
                            plainLoop(map[0]) != batch;
     if (map.size() != image.size() && !depthwiseFilter)
       return fail(whyNot, "the operands differ in rank");
-    if (depthwiseFilter && !allowDepthwise)
+    if (depthwiseFilter && !allowGroups)
       return fail(whyNot, "a depthwise convolution, which this backend "
                           "does not call");
+    if (p.grouped && (plainLoop(map[0]) == batch
+                          ? plainLoop(map[1]) != int64_t(p.groupLoop)
+                          : plainLoop(map[0]) != int64_t(p.groupLoop)))
+      return fail(whyNot, "the group dimension is not after the batch of "
+                          "the output and first in the filter");
     if (depthwiseFilter && !found[1]) {
       p.filter = i;
       p.depthwise = found[1] = true;
     } else if (plainLoop(map[0]) == batch && !found[0]) {
       p.output = i;
       found[0] = true;
-    } else if (plainLoop(map[1]) == channel && !found[1]) {
+    } else if (plainLoop(map[f0 + 1]) == channel && !found[1]) {
       p.filter = i;
       found[1] = true;
     }
@@ -153,17 +181,18 @@ tofu::conv::matchConvPattern(const std::vector<IndexMap> &maps,
     return fail(whyNot, "the filter is not in FCHW or the output not in "
                         "NFHW layout");
   const IndexMap &filter = maps[p.filter], &output = maps[p.output];
-  p.filterLoop = plainLoop(filter[0]);
-  if (plainLoop(output[1]) != static_cast<int64_t>(p.filterLoop))
+  p.filterLoop = plainLoop(filter[f0]);
+  if (plainLoop(output[first - 1]) != static_cast<int64_t>(p.filterLoop))
     return fail(whyNot, "the filter and the output do not share the "
                         "filter loop");
   // Where the kernel dimensions of the filter start.
-  unsigned kernelDim = p.depthwise ? 1 : 2;
+  unsigned kernelDim = p.depthwise ? 1 : f0 + 2;
 
   // Each window: output loop * stride + kernel loop * 1.
   for (unsigned d = 0; d < spatial; ++d) {
-    unsigned o = plainLoop(output[2 + d]), k = plainLoop(filter[kernelDim + d]);
-    const IndexExpr &window = image[2 + d];
+    unsigned o = plainLoop(output[first + d]),
+             k = plainLoop(filter[kernelDim + d]);
+    const IndexExpr &window = image[first + d];
     if (window.size() != 2)
       return fail(whyNot, "a window index is not the sum of two loops");
     const Term *outTerm = nullptr, *kernelTerm = nullptr;

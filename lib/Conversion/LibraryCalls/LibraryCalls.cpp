@@ -518,6 +518,32 @@ static void lowerGemm(ModuleOp module, linalg::LinalgOp op,
   op->setAttr(kLibraryFallbackAttr, b.getUnitAttr());
 }
 
+/// Whether dimensions `d` and `d` + 1 of the buffer `v` are one dimension
+/// (static strides, stride(d) = stride(d + 1) * size(d + 1)): the group
+/// and channel dimensions of a grouped convolution's tensors, which its
+/// call takes as one.
+static bool areMergeable(Value v, unsigned d) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (!type || failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  int64_t size = type.getDimSize(d + 1);
+  return !ShapedType::isDynamic(strides[d]) &&
+         !ShapedType::isDynamic(strides[d + 1]) &&
+         !ShapedType::isDynamic(size) && strides[d] == strides[d + 1] * size;
+}
+
+/// Makes dimensions `d` and `d` + 1 of `view` one (areMergeable).
+static void mergeDims(OpBuilder &b, Location loc, BufferView &view,
+                      unsigned d) {
+  view.sizes[d] =
+      arith::MulIOp::create(b, loc, view.sizes[d], view.sizes[d + 1]);
+  view.strides[d] = view.strides[d + 1];
+  view.sizes.erase(view.sizes.begin() + d + 1);
+  view.strides.erase(view.strides.begin() + d + 1);
+}
+
 /// Replaces `op` by a call of the runtime's convolution of its kind, on
 /// `image` with its padding when given. A 1-D convolution is passed as a
 /// 2-D one of height 1.
@@ -560,6 +586,14 @@ static void lowerConvolution(ModuleOp module, linalg::LinalgOp op,
     groups = x.sizes[1];
     w.sizes.insert(w.sizes.begin() + 1, index(b, loc, 1));
     w.strides.insert(w.strides.begin() + 1, index(b, loc, 1));
+  }
+  // A grouped one's (N, G, C, ..), (G, F, C, ..) and (N, G, F, ..) are the
+  // (N, G * C, ..), (G * F, C, ..) and (N, G * F, ..) of `groups` groups.
+  if (pattern.grouped) {
+    groups = x.sizes[1];
+    mergeDims(b, loc, x, 1);
+    mergeDims(b, loc, w, 0);
+    mergeDims(b, loc, y, 1);
   }
   if (spatial == 1) {
     // Height 1: its strides are never used (the runtime normalizes them).
@@ -607,7 +641,15 @@ tofu::lowerLibraryCalls(ModuleOp module, StringRef pass,
     LibraryCallEntries entries =
         element ? entriesFor(element) : LibraryCallEntries();
     std::optional<conv::ConvPattern> convolution =
-        gemm ? std::nullopt : matchConvolution(op, &whyNot, entries.depthwise);
+        gemm ? std::nullopt : matchConvolution(op, &whyNot, entries.grouped);
+    if (convolution && convolution->grouped &&
+        !(areMergeable(op->getOperand(convolution->image), 1) &&
+          areMergeable(op->getOperand(convolution->filter), 0) &&
+          areMergeable(op->getOperand(convolution->output), 1))) {
+      whyNot = "the groups and the channels are not one dimension of the "
+               "buffers";
+      convolution.reset();
+    }
     bool hasConvEntry = convolution && !entries.conv[0].empty();
     if (convolution && !hasConvEntry && !entries.noConvReason.empty())
       whyNot = entries.noConvReason.str();
@@ -652,5 +694,6 @@ tofu::lowerLibraryCalls(ModuleOp module, StringRef pass,
 }
 
 bool tofu::isProductOp(linalg::LinalgOp op) {
-  return matchGemm(op) || matchConvolution(op);
+  return matchGemm(op) ||
+         matchConvolution(op, /*whyNot=*/nullptr, /*allowGroups=*/true);
 }

@@ -21,8 +21,8 @@ using namespace tofu;
 namespace {
 
 /// The CPU runtime's entry points: OpenBLAS GEMMs in f32 and f64, oneDNN
-/// convolutions in f32, depthwise ones included (oneDNN has no f64
-/// convolution: those stay loops).
+/// convolutions in f32, depthwise and grouped ones included (oneDNN has no
+/// f64 convolution: those stay loops).
 LibraryCallEntries getCPUEntries(Type element) {
   LibraryCallEntries entries;
   entries.gemm = element.isF32() ? "tofu_cpu_sgemm" : "tofu_cpu_dgemm";
@@ -32,7 +32,7 @@ LibraryCallEntries getCPUEntries(Type element) {
     entries.conv[1] = "tofu_cpu_conv2d_backward_data";
     entries.conv[2] = "tofu_cpu_conv2d_backward_filter";
     entries.convLibrary = "onednn";
-    entries.depthwise = true;
+    entries.grouped = true;
   }
   return entries;
 }

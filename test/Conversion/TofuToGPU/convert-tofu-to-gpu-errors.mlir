@@ -84,3 +84,15 @@ func.func @depthwise(%x: memref<2x3x6x6xf32>, %w: memref<3x3x3xf32>, %y: memref<
     ins(%x, %w : memref<2x3x6x6xf32>, memref<3x3x3xf32>) outs(%y : memref<2x3x4x4xf32>)
   return
 }
+
+// -----
+
+// Tests that a grouped convolution (linalg.conv_2d_ngchw_gfchw), which the
+// CPU backend calls oneDNN for, stays a generated kernel on the GPU, with a
+// remark.
+func.func @grouped(%x: memref<2x2x3x5x5xf32>, %w: memref<2x2x3x3x3xf32>, %y: memref<2x2x2x3x3xf32>) {
+  // expected-remark @+1 {{convert-tofu-to-gpu: not a library call (a grouped convolution, which this backend does not call); the convolution stays generated code}}
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%x, %w : memref<2x2x3x5x5xf32>, memref<2x2x3x3x3xf32>) outs(%y : memref<2x2x2x3x3xf32>)
+  return
+}

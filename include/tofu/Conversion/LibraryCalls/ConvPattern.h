@@ -51,6 +51,10 @@ enum class ConvKind {
 /// numbers 0, 1 and 2). A depthwise convolution (one filter per channel,
 /// linalg's depthwise_conv_*_nchw_chw) has a CHW filter W (C, kernel..)
 /// and an NCHW output: Y[n, c, o..] += X[n, c, o * s + k..] * W[c, k..].
+/// A grouped convolution (linalg's conv_2d_ngchw_gfchw) has a group
+/// dimension after the batch in the image X (N, G, C, spatial..) and the
+/// output Y (N, G, F, spatial..), and first in the filter W (G, F, C,
+/// kernel..): Y[n, g, f, o..] += X[n, g, c, o * s + k..] * W[g, f, c, k..].
 struct ConvPattern {
   ConvKind kind = ConvKind::Forward;
   /// Operand numbers of the image, the filter and the output.
@@ -59,6 +63,9 @@ struct ConvPattern {
   /// loop again when depthwise).
   unsigned batchLoop = 0, channelLoop = 0, filterLoop = 0;
   bool depthwise = false;
+  /// Whether the tensors have a group dimension, and its loop.
+  bool grouped = false;
+  unsigned groupLoop = 0;
   /// Per spatial dimension (outermost first): the output loop, the kernel
   /// loop and the stride.
   std::vector<unsigned> outputLoops, kernelLoops;
@@ -66,6 +73,9 @@ struct ConvPattern {
 
   /// 1 or 2.
   unsigned getSpatialRank() const { return outputLoops.size(); }
+  /// The first spatial dimension of the image and the output: after the
+  /// batch, the group and the channels.
+  unsigned getFirstSpatialDim() const { return grouped ? 3 : 2; }
   /// Checks the invariants above; returns what is wrong or "".
   std::string verify(unsigned numLoops) const;
   void dump() const;
@@ -79,18 +89,18 @@ bool hasWindowedIndex(const std::vector<IndexMap> &maps);
 /// an op with `numLoops` loops. Returns std::nullopt when they are not such
 /// a convolution; then `whyNot` (if given) says why, and stays empty when
 /// no map has a windowed index (the op is no convolution at all). Depthwise
-/// convolutions only with `allowDepthwise` (for a backend whose entry
-/// points take groups). Not matched: 3-D and higher convolutions,
-/// dilations other than 1, groups of more than one channel, depthwise
-/// convolutions with several filters per channel, other layouts (NHWC,
-/// HWCF), constant offsets.
+/// and grouped convolutions only with `allowGroups` (for a backend whose
+/// entry points take groups). Not matched: 3-D and higher convolutions,
+/// dilations other than 1, depthwise convolutions with several filters
+/// per channel, other layouts (NHWC, HWCF, groups elsewhere than after the
+/// batch), constant offsets.
 /// Iterator types are not looked at: the op's value is the sum over its
 /// whole iteration space whatever they say (tofu-autodiff marks the window
 /// loops of a data gradient parallel).
 std::optional<ConvPattern> matchConvPattern(const std::vector<IndexMap> &maps,
                                             unsigned numLoops,
                                             std::string *whyNot = nullptr,
-                                            bool allowDepthwise = false);
+                                            bool allowGroups = false);
 
 /// The padding of a cuDNN call that computes the convolution `p` on an
 /// image padded with zeros by `low` and `high` elements per dimension

@@ -115,9 +115,10 @@ createMultiplyAccumulate(mlir::OpBuilder &b, mlir::Operation *like,
 /// saves a pass over the tensor.
 void populatePermutedOperandPatterns(mlir::RewritePatternSet &patterns);
 
-/// Whether `op` is a GEMM or a convolution by the matchers, whatever its
-/// element type: the ops that element-wise fusion leaves whole, so that
-/// each backend can turn them into library calls.
+/// Whether `op` is a GEMM or a convolution by the matchers (depthwise and
+/// grouped ones included), whatever its element type: the ops that
+/// element-wise fusion leaves whole, so that each backend can turn them
+/// into library calls.
 bool isProductOp(mlir::linalg::LinalgOp op);
 
 /// Whether the body of `op` is exactly `yield(out + in0 * in1)` (in either
@@ -128,13 +129,14 @@ bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 /// buffers, f32 or f64 operands of one element type) that is a 1-D or 2-D
 /// convolution with dilation 1:
 /// the forward convolution, or a data or filter gradient
-/// (conv::matchConvPattern; depthwise ones with `allowDepthwise`). Returns
+/// (conv::matchConvPattern; depthwise and grouped ones with `allowGroups`).
+/// Returns
 /// std::nullopt for anything else; then `whyNot` (if given) says why a
 /// windowed multiply-accumulate op is not one, and stays empty for ops
 /// that are no convolution at all.
 std::optional<conv::ConvPattern> matchConvolution(mlir::linalg::LinalgOp op,
                                                   std::string *whyNot = nullptr,
-                                                  bool allowDepthwise = false);
+                                                  bool allowGroups = false);
 
 /// The zero pads that the library convolutions of a module take as the
 /// call's padding (ConvPadding.cpp, conv::foldZeroPad): analyze every
@@ -213,9 +215,9 @@ struct LibraryCallEntries {
   /// Without convolution entries: why, for the remark on each convolution
   /// that then stays generated code (no remark when empty).
   llvm::StringRef noConvReason;
-  /// Whether the convolution entries take depthwise convolutions (groups
-  /// equal to the channels).
-  bool depthwise = false;
+  /// Whether the convolution entries take groups: depthwise convolutions
+  /// (as many groups as channels) and grouped ones.
+  bool grouped = false;
 };
 
 /// Replaces every GEMM and convolution on buffers in `module` whose

@@ -1,4 +1,5 @@
-// RUN: tofu-opt %s --convert-tofu-to-cpu --canonicalize | FileCheck %s
+// RUN: tofu-opt %s --convert-tofu-to-cpu --canonicalize 2>/dev/null | FileCheck %s
+// RUN: tofu-opt %s --convert-tofu-to-cpu -verify-diagnostics -o /dev/null
 
 // Tests that depthwise convolutions become oneDNN calls of the grouped
 // convolution with as many groups as channels: the (C, KH, KW) filter
@@ -54,5 +55,38 @@ func.func @gradients(%w: memref<6x3x3xf32>, %dy: memref<2x6x4x4xf32>, %dx: memre
     %s = arith.addf %o, %p : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// Tests that a grouped convolution (2 groups) becomes a call whose image,
+// filter and output take the group and channel dimensions as one: (N, C),
+// (F, C / groups) and (N, F) of 2 groups, the merged dimension's stride
+// the channels'.
+#gx = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, c, oh + kh, ow + kw)>
+#gw = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (g, f, c, kh, kw)>
+#gy = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, f, oh, ow)>
+
+// CHECK-LABEL: func.func @grouped
+// n, c, h, w, f, groups, kh, kw, oh, ow, strides, paddings.
+// CHECK: call @tofu_cpu_conv2d_forward(%c2, %c6, %c5, %c5, %c4, %c2, %c3, %c3, %c3, %c3, %c1, %c1, %c0, %c0, %{{.*}}, %c150, %c25, %c5, %c1, %{{.*}}, %c27, %c9, %c3, %c1, %{{.*}}, %c36, %c9, %c3, %c1, %cst)
+// CHECK-SAME: tofu.library = "onednn"
+func.func @grouped(%x: memref<2x2x3x5x5xf32>, %w: memref<2x2x3x3x3xf32>, %y: memref<2x2x2x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x2x2x3x3xf32>)
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%x, %w : memref<2x2x3x5x5xf32>, memref<2x2x3x3x3xf32>) outs(%y : memref<2x2x2x3x3xf32>)
+  return
+}
+
+// A group dimension that does not stride over its channels (a view of
+// every other group) stays loops.
+// CHECK-LABEL: func.func @gapped_groups
+// CHECK-NOT: call @tofu_cpu_conv2d
+// CHECK: linalg.conv_2d_ngchw_gfchw
+func.func @gapped_groups(%x: memref<2x2x3x5x5xf32, strided<[300, 150, 25, 5, 1]>>, %w: memref<2x2x3x3x3xf32>,
+                         %y: memref<2x2x2x3x3xf32>) {
+  // expected-remark @+1 {{convert-tofu-to-cpu: not a library call (the groups and the channels are not one dimension of the buffers); the convolution stays generated code}}
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%x, %w : memref<2x2x3x5x5xf32, strided<[300, 150, 25, 5, 1]>>, memref<2x2x3x3x3xf32>) outs(%y : memref<2x2x2x3x3xf32>)
   return
 }
