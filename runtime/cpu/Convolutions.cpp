@@ -297,37 +297,9 @@ void runConv(const char *entry, ConvKind kind, ConvProblem p) {
   if (tofu::gpu::subsampleUnitWindow(kind, p))
     plan();
   // The problem, strides and beta included, is the key.
-  using Key = std::array<intptr_t, 28>;
-  Key key = {intptr_t(kind),
-             p.groups,
-             p.n,
-             p.c,
-             p.h,
-             p.w,
-             p.f,
-             p.kh,
-             p.kw,
-             p.oh,
-             p.ow,
-             p.strideH,
-             p.strideW,
-             p.padH,
-             p.padW,
-             p.xStrides[0],
-             p.xStrides[1],
-             p.xStrides[2],
-             p.xStrides[3],
-             p.wStrides[0],
-             p.wStrides[1],
-             p.wStrides[2],
-             p.wStrides[3],
-             p.yStrides[0],
-             p.yStrides[1],
-             p.yStrides[2],
-             p.yStrides[3],
-             intptr_t(p.beta != 0.0f)};
-  auto &cache = getThreadObject<std::map<Key, std::unique_ptr<Convolution>>>();
-  std::unique_ptr<Convolution> &c = cache[key];
+  auto &cache = getThreadObject<
+      std::map<tofu::gpu::ConvKey, std::unique_ptr<Convolution>>>();
+  std::unique_ptr<Convolution> &c = cache[tofu::gpu::getConvKey(kind, p)];
   if (!c)
     c = create(kind, p);
   Engine &e = getEngine();

@@ -511,9 +511,9 @@ struct ConvAlgorithm {
   cudnnMathType_t math = CUDNN_FMA_MATH;
 };
 
-/// What an algorithm is chosen for: the kind, the extents, the strides, the
-/// math and the padding.
-using ConvKey = std::array<intptr_t, 24>;
+/// What an algorithm is chosen for: the problem (tofu::gpu::getConvKey)
+/// and the math.
+using ConvKey = std::array<intptr_t, tofu::gpu::ConvKey().size() + 1>;
 
 /// A rank's cuDNN handle (on the rank's stream, so that library calls and
 /// kernels stay in order), its descriptors (set again for each call) and
@@ -680,23 +680,10 @@ ConvAlgorithm queryAlgorithms(const char *entry, bool small, Find find,
 /// descriptors are set.
 ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
                            const tofu::gpu::ConvProblem &p) {
-  ConvKey key{static_cast<intptr_t>(kind),
-              p.n,
-              p.c,
-              p.h,
-              p.w,
-              p.f,
-              p.kh,
-              p.kw,
-              p.oh,
-              p.ow,
-              p.strideH,
-              p.strideW};
-  std::copy(p.xStrides, p.xStrides + 4, key.begin() + 12);
-  std::copy(p.yStrides, p.yStrides + 4, key.begin() + 16);
-  key[20] = allowsTF32();
-  key[21] = p.padH;
-  key[22] = p.padW;
+  ConvKey key;
+  tofu::gpu::ConvKey problem = tofu::gpu::getConvKey(kind, p);
+  std::copy(problem.begin(), problem.end(), key.begin());
+  key.back() = allowsTF32();
   std::map<ConvKey, ConvAlgorithm> &algorithms = getChosenAlgorithms();
   auto it = algorithms.find(key);
   if (it != algorithms.end())

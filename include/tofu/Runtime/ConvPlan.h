@@ -16,6 +16,8 @@
 
 #include "tofu/Runtime/TofuCudaRuntime.h"
 
+#include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -61,6 +63,21 @@ struct ConvProblem {
   /// The image channels that one filter reads.
   intptr_t getGroupChannels() const { return groups > 0 ? c / groups : c; }
 };
+
+/// A problem without its addresses, and its kind: what the runtimes'
+/// caches of oneDNN primitives and cuDNN algorithms are keyed by.
+using ConvKey = std::array<intptr_t, 28>;
+
+inline ConvKey getConvKey(ConvKind kind, const ConvProblem &p) {
+  ConvKey key = {
+      intptr_t(kind), p.groups, p.n,  p.c,       p.h,       p.w,    p.f,   p.kh,
+      p.kw,           p.oh,     p.ow, p.strideH, p.strideW, p.padH, p.padW};
+  std::copy(p.xStrides, p.xStrides + 4, key.begin() + 15);
+  std::copy(p.wStrides, p.wStrides + 4, key.begin() + 19);
+  std::copy(p.yStrides, p.yStrides + 4, key.begin() + 23);
+  key[27] = p.beta != 0.0f;
+  return key;
+}
 
 /// The problem of one call of a tofu_gpu_conv2d_* entry point.
 inline ConvProblem getConvProblem(TOFU_CONV2D_PARAMS) {
