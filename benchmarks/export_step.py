@@ -35,6 +35,8 @@ export with sequence length 12):
                mode), 32 x 32 images, batch 16, 10 classes
   mobilenet    torchvision's MobileNetV2 (depthwise convolutions, ReLU6,
                batch norm in training mode), 64 x 64 images, batch 16
+  resnext      torchvision's ResNeXt-50 32x4d (Bottleneck blocks with
+               grouped 3x3 convolutions, batch norm), 32 x 32, batch 16
 
 The step time is the median over --steps steps after --warmup warm-up steps;
 the compile time is tofu-run's JIT (and, apart, tofu-opt's pipeline).
@@ -73,6 +75,8 @@ CASES = {
                              "batch 16"),
     "mobilenet": ("mobilenet", [], "MobileNetV2 (depthwise convolutions, "
                                    "batch norm), 64 x 64, batch 16"),
+    "resnext": ("resnext", [], "ResNeXt-50 32x4d (grouped convolutions, "
+                               "batch norm), 32 x 32, batch 16"),
 }
 
 
@@ -83,6 +87,8 @@ def matmul_flops(name, sizes):
         return resnet_flops(sizes)
     if name == "mobilenet":
         return mobilenet_flops(sizes)
+    if name == "resnext":
+        return resnext_flops(sizes)
     if name == "mlp":
         w = [int(x) for x in str(sizes["widths"]).split(",")]
         return sum(2 * sizes["batch"] * a * b * (2 if i == 0 else 3)
@@ -141,6 +147,37 @@ def mobilenet_flops(sizes):
         total += conv(1, hidden, 3) + conv(hidden, cout, 1)
     total += conv(plan[-1][2], last, 1)
     return total + 2 * 3 * n * last * sizes["classes"]
+
+
+def resnext_flops(sizes):
+    """FLOPs of the ResNeXt's convolutions (the grouped ones at their
+    channels per group) and classifier, forward and backward (the stem's
+    input gradient left out)."""
+    widths = [int(w) for w in str(sizes["widths"]).split(",")]
+    blocks = [int(n) for n in str(sizes["blocks"]).split(",")]
+    groups, n, side = sizes["groups"], sizes["batch"], sizes["image"]
+    big = side >= 64
+    shrink = lambda s: (s - 1) // 2 + 1
+
+    def conv(cin, cout, k, out_side, first=False):
+        return 2 * n * cout * out_side ** 2 * cin * k * k * (2 if first else 3)
+    side = shrink(side) if big else side
+    total = conv(3, 64, 7 if big else 3, side, first=True)
+    side = shrink(side) if big else side
+    cin = 64
+    for i, (planes, count) in enumerate(zip(widths, blocks)):
+        for j in range(count):
+            stride = 2 if i and not j else 1
+            width = exports._resnext_width(planes, groups, sizes["group_width"])
+            total += conv(cin, width, 1, side)
+            if stride == 2:
+                side = shrink(side)
+            total += conv(width // groups, width, 3, side)
+            total += conv(width, planes * 4, 1, side)
+            if stride != 1 or cin != planes * 4:
+                total += conv(cin, planes * 4, 1, side)
+            cin = planes * 4
+    return total + 2 * 3 * n * cin * sizes["classes"]
 
 
 # -- the PyTorch side ---------------------------------------------------------------

@@ -314,6 +314,64 @@ def gpt2_module(torch, seq, hidden, heads, layers):
     return Model()
 
 
+def _resnext_width(planes, groups, group_width):
+    """torchvision's Bottleneck width: the 3x3 convolution's channels."""
+    return int(planes * (group_width / 64.0)) * groups
+
+
+def resnext_module(torch, widths, blocks, image, classes, groups, group_width):
+    """The module of resnext_text: torchvision's ResNet of Bottleneck
+    blocks (ResNeXt: grouped 3x3 convolutions), written out, with the stem
+    of resnet_module."""
+    nn, F = torch.nn, torch.nn.functional
+
+    def conv(cin, cout, k, stride, g=1):
+        return nn.Conv2d(cin, cout, k, stride, k // 2, groups=g, bias=False)
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, planes, stride):
+            super().__init__()
+            width = _resnext_width(planes, groups, group_width)
+            self.conv1, self.bn1 = conv(cin, width, 1, 1), nn.BatchNorm2d(width)
+            self.conv2 = conv(width, width, 3, stride, groups)
+            self.bn2 = nn.BatchNorm2d(width)
+            self.conv3 = conv(width, planes * 4, 1, 1)
+            self.bn3 = nn.BatchNorm2d(planes * 4)
+            self.downsample = None
+            if stride != 1 or cin != planes * 4:
+                self.downsample = nn.Sequential(conv(cin, planes * 4, 1, stride),
+                                                nn.BatchNorm2d(planes * 4))
+
+        def forward(self, x):
+            h = F.relu(self.bn1(self.conv1(x)))
+            h = F.relu(self.bn2(self.conv2(h)))
+            h = self.bn3(self.conv3(h))
+            return F.relu(h + (self.downsample(x) if self.downsample else x))
+
+    class ResNeXt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = conv(3, 64, 7 if image >= 64 else 3,
+                              2 if image >= 64 else 1)
+            self.bn1 = nn.BatchNorm2d(64)
+            cin = 64
+            for i, (planes, n) in enumerate(zip(widths, blocks)):
+                stage = []
+                for j in range(n):
+                    stage.append(Bottleneck(cin, planes, 2 if i and not j else 1))
+                    cin = planes * 4
+                setattr(self, f"layer{i + 1}", nn.Sequential(*stage))
+            self.fc = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            x = F.relu(self.bn1(self.conv1(x)))
+            if image >= 64:
+                x = F.max_pool2d(x, 3, 2, 1)
+            for i in range(len(widths)):
+                x = getattr(self, f"layer{i + 1}")(x)
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+    return ResNeXt()
+
 # MobileNetV2's inverted-residual stages (expansion t, channels c, blocks n,
 # stride s of the first block), as torchvision lists them.
 MOBILENET_STAGES = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
@@ -424,6 +482,13 @@ GENERATED = {
                    torch, _widths(widths), _widths(blocks), **o),
                dict(batch=16, image=32, classes=10, widths="64,128,256,512",
                     blocks="2,2,2,2")),
+    "resnext": (lambda dtype, widths, blocks, **o: resnext_text(
+                    widths=_widths(widths), blocks=_widths(blocks), dtype=dtype,
+                    **o),
+                lambda torch, batch, widths, blocks, **o: resnext_module(
+                    torch, _widths(widths), _widths(blocks), **o),
+                dict(batch=16, image=32, classes=10, widths="64,128,256,512",
+                     blocks="3,4,6,3", groups=32, group_width=4)),
     "mobilenet": (lambda dtype, **o: mobilenet_text(dtype=dtype, **o),
                   lambda torch, batch, image, **o: mobilenet_module(torch, **o),
                   dict(batch=16, image=64, classes=10, width=100, stages=7)),
@@ -452,10 +517,16 @@ def sizes_of(name, overrides=()):
                                 if listed else "a positive integer")
                              + f", not '{value}'")
         sizes[key] = value if listed else numbers[0]
-    if name == "resnet" and \
+    if name in ("resnet", "resnext") and \
             len(_widths(sizes["widths"])) != len(_widths(sizes["blocks"])):
-        raise ValueError("resnet: widths and blocks name the same stages: "
+        raise ValueError(f"{name}: widths and blocks name the same stages: "
                          "give as many of each")
+    if name == "resnext" and min(
+            _resnext_width(p, sizes["groups"], sizes["group_width"])
+            for p in _widths(sizes["widths"])) < sizes["groups"]:
+        raise ValueError("resnext: every width times group_width / 64 must be "
+                         "at least 1 (torchvision rounds the channels "
+                         "per group down)")
     if name == "mobilenet" and sizes["stages"] > len(MOBILENET_STAGES):
         raise ValueError(f"mobilenet: stages takes 1 to {len(MOBILENET_STAGES)}"
                          f", not {sizes['stages']}")
@@ -719,6 +790,33 @@ class _Export(FuncBuilder):
                         high, v)
         idx = [f"d{i}" for i in range(rank)]
         return self.generic([x], [idx], x.shape, idx, ["parallel"] * rank, body)
+
+    def grouped_conv2d(self, x, w, stride, padding, groups):
+        """A convolution with `groups` groups, as torch-mlir writes it: a
+        zero pad, the image's channels, the filter's filters and the zero
+        output's channels split into (groups, per group) by
+        tensor.expand_shape, linalg.conv_2d_ngchw_gfchw, and the output's
+        groups collapsed again."""
+        if groups == 1:
+            return self.conv2d(x, w, stride, padding)
+        if padding:
+            x = self.pad(x, [0, 0, padding, padding], [0, 0, padding, padding])
+        n, c, h, wd = x.shape
+        f, cg, kh, kw = w.shape
+        shape = (n, f, (h - kh) // stride + 1, (wd - kw) // stride + 1)
+        x5 = self.reshape(x, (n, groups, c // groups, h, wd),
+                          [[0], [1, 2], [3], [4]])
+        w5 = self.reshape(w, (groups, f // groups, cg, kh, kw),
+                          [[0, 1], [2], [3], [4]])
+        init = self.reshape(self.full(shape, 0.0),
+                            (n, groups, f // groups) + shape[2:],
+                            [[0], [1, 2], [3], [4]])
+        out = Value(self._fresh(), init.shape, self.dtype)
+        self.emit(f"{out.name} = linalg.conv_2d_ngchw_gfchw {{dilations = "
+                  f"dense<1> : vector<2xi64>, strides = dense<{stride}> : "
+                  f"vector<2xi64>}} ins({x5.name}, {w5.name} : {x5.type}, "
+                  f"{w5.type}) outs({init.name} : {init.type}) -> {out.type}")
+        return self.reshape(out, shape, [[0], [1, 2], [3], [4]])
 
     def depthwise_conv2d(self, x, w, stride, padding):
         """A convolution with groups = channels and one filter per group, as
@@ -1022,6 +1120,47 @@ def resnet_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
     return b.text(logits, "ResNet")
 
 
+def resnext_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
+                 blocks=(3, 4, 6, 3), groups=32, group_width=4, dtype="f32"):
+    """torchvision's ResNeXt (ResNeXt-50 32x4d at its default sizes) as a
+    forward export of the logits: the ResNet export's stem, batch norms,
+    pools and classifier, Bottleneck blocks whose 3x3 convolution has
+    `groups` groups (grouped_conv2d: linalg.conv_2d_ngchw_gfchw between
+    expand_shapes, as torch-mlir writes it)."""
+    b = _Export(dtype)
+    x = b.arg("input", (batch, 3, image, image), "input")
+    big = image >= 64
+
+    def bn(x, prefix):
+        return b.batchnorm(x, b.arg(prefix + ".weight", (x.shape[1],)),
+                           b.arg(prefix + ".bias", (x.shape[1],)), 1e-5)
+
+    def conv(x, name, cout, k, stride, g=1):
+        w = b.arg(name, (cout, x.shape[1] // g, k, k))
+        return b.grouped_conv2d(x, w, stride, k // 2, g)
+    x = b.relu(bn(conv(x, "conv1.weight", 64, 7 if big else 3,
+                       2 if big else 1), "bn1"))
+    if big:
+        x = b.maxpool(x, 3, 2, 1)
+    for i, (planes, n) in enumerate(zip(widths, blocks)):
+        for j in range(n):
+            p = f"layer{i + 1}.{j}."
+            stride = 2 if i and not j else 1
+            width = _resnext_width(planes, groups, group_width)
+            h = b.relu(bn(conv(x, p + "conv1.weight", width, 1, 1), p + "bn1"))
+            h = b.relu(bn(conv(h, p + "conv2.weight", width, 3, stride, groups),
+                          p + "bn2"))
+            h = bn(conv(h, p + "conv3.weight", planes * 4, 1, 1), p + "bn3")
+            if stride != 1 or x.shape[1] != planes * 4:
+                x = bn(conv(x, p + "downsample.0.weight", planes * 4, 1, stride),
+                       p + "downsample.1")
+            x = b.relu(b.add(h, x))
+    n, c = x.shape[:2]
+    pooled = b.reshape(b.avgpool(x), (n, c), [[0], [1, 2, 3]])
+    logits = b.linear(pooled, b.arg("fc.weight", (classes, c)),
+                      b.arg("fc.bias", (classes,)))
+    return b.text(logits, "ResNeXt")
+
 def mobilenet_text(batch=16, image=64, classes=10, width=100, stages=7,
                    dtype="f32"):
     """torchvision's MobileNetV2 (`width` percent of its channels, its first
@@ -1081,7 +1220,8 @@ def main(argv=None):
                         "hidden, heads, layers; resnet: batch, image, "
                         "classes, widths=W1,W2,..., blocks=N1,N2,...; "
                         "mobilenet: batch, image, classes, width (percent), "
-                        "stages (1 to 7))")
+                        "stages (1 to 7); resnext: those of resnet, groups, "
+                        "group_width)")
     parser.add_argument("--dtype", choices=("f32", "f64"), default="f32")
     parser.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
