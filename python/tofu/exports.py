@@ -197,42 +197,26 @@ def llama_module(torch, hidden, heads, ffn, layers, base=10000.0, eps=1e-6):
     return Model()
 
 
-def resnet_module(torch, widths, blocks, image, classes):
-    """The module of resnet_text: torchvision's ResNet of BasicBlocks,
-    written out (with `image` 64 or more its 7x7 stem and max pool, else
-    the 3x3 stem of CIFAR ResNets)."""
+def _resnet_skeleton(torch, widths, blocks, image, classes, stem, expansion,
+                     block):
+    """torchvision's ResNet around `block(cin, planes, stride)` modules
+    whose output has planes * `expansion` channels: the stem of `stem`
+    channels (with `image` 64 or more its 7x7 convolution and max pool,
+    else the 3x3 stem of CIFAR ResNets), the stages and the classifier."""
     nn, F = torch.nn, torch.nn.functional
-
-    def conv(cin, cout, k, stride):
-        return nn.Conv2d(cin, cout, k, stride, k // 2, bias=False)
-
-    class BasicBlock(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.conv1, self.bn1 = conv(cin, cout, 3, stride), nn.BatchNorm2d(cout)
-            self.conv2, self.bn2 = conv(cout, cout, 3, 1), nn.BatchNorm2d(cout)
-            self.downsample = None
-            if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(conv(cin, cout, 1, stride),
-                                                nn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            h = F.relu(self.bn1(self.conv1(x)))
-            h = self.bn2(self.conv2(h))
-            return F.relu(h + (self.downsample(x) if self.downsample else x))
 
     class ResNet(nn.Module):
         def __init__(self):
             super().__init__()
-            self.conv1 = conv(3, widths[0], 7 if image >= 64 else 3,
-                              2 if image >= 64 else 1)
-            self.bn1 = nn.BatchNorm2d(widths[0])
-            cin = widths[0]
-            for i, (cout, n) in enumerate(zip(widths, blocks)):
+            self.conv1 = _torch_conv(nn, 3, stem, 7 if image >= 64 else 3,
+                                     2 if image >= 64 else 1)
+            self.bn1 = nn.BatchNorm2d(stem)
+            cin = stem
+            for i, (planes, n) in enumerate(zip(widths, blocks)):
                 stage = []
                 for j in range(n):
-                    stage.append(BasicBlock(cin, cout, 2 if i and not j else 1))
-                    cin = cout
+                    stage.append(block(cin, planes, 2 if i and not j else 1))
+                    cin = planes * expansion
                 setattr(self, f"layer{i + 1}", nn.Sequential(*stage))
             self.fc = nn.Linear(cin, classes)
 
@@ -244,6 +228,41 @@ def resnet_module(torch, widths, blocks, image, classes):
                 x = getattr(self, f"layer{i + 1}")(x)
             return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
     return ResNet()
+
+
+def _torch_conv(nn, cin, cout, k, stride, groups=1):
+    """torchvision's convolution of a ResNet: padding k // 2, no bias."""
+    return nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False)
+
+
+def _torch_shortcut(nn, cin, cout, stride):
+    """A block's downsampling shortcut where its shape changes, else None."""
+    if stride == 1 and cin == cout:
+        return None
+    return nn.Sequential(_torch_conv(nn, cin, cout, 1, stride),
+                         nn.BatchNorm2d(cout))
+
+
+def resnet_module(torch, widths, blocks, image, classes):
+    """The module of resnet_text: torchvision's ResNet of BasicBlocks,
+    written out (its stem of widths[0] channels)."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = _torch_conv(nn, cin, cout, 3, stride)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = _torch_conv(nn, cout, cout, 3, 1)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.downsample = _torch_shortcut(nn, cin, cout, stride)
+
+        def forward(self, x):
+            h = F.relu(self.bn1(self.conv1(x)))
+            h = self.bn2(self.conv2(h))
+            return F.relu(h + (self.downsample(x) if self.downsample else x))
+    return _resnet_skeleton(torch, widths, blocks, image, classes, widths[0],
+                            1, BasicBlock)
 
 
 def gpt2_module(torch, seq, hidden, heads, layers):
@@ -321,56 +340,30 @@ def _resnext_width(planes, groups, group_width):
 
 def resnext_module(torch, widths, blocks, image, classes, groups, group_width):
     """The module of resnext_text: torchvision's ResNet of Bottleneck
-    blocks (ResNeXt: grouped 3x3 convolutions), written out, with the stem
-    of resnet_module."""
+    blocks (ResNeXt: grouped 3x3 convolutions), written out, with its stem
+    of 64 channels."""
     nn, F = torch.nn, torch.nn.functional
-
-    def conv(cin, cout, k, stride, g=1):
-        return nn.Conv2d(cin, cout, k, stride, k // 2, groups=g, bias=False)
 
     class Bottleneck(nn.Module):
         def __init__(self, cin, planes, stride):
             super().__init__()
             width = _resnext_width(planes, groups, group_width)
-            self.conv1, self.bn1 = conv(cin, width, 1, 1), nn.BatchNorm2d(width)
-            self.conv2 = conv(width, width, 3, stride, groups)
+            self.conv1 = _torch_conv(nn, cin, width, 1, 1)
+            self.bn1 = nn.BatchNorm2d(width)
+            self.conv2 = _torch_conv(nn, width, width, 3, stride, groups)
             self.bn2 = nn.BatchNorm2d(width)
-            self.conv3 = conv(width, planes * 4, 1, 1)
+            self.conv3 = _torch_conv(nn, width, planes * 4, 1, 1)
             self.bn3 = nn.BatchNorm2d(planes * 4)
-            self.downsample = None
-            if stride != 1 or cin != planes * 4:
-                self.downsample = nn.Sequential(conv(cin, planes * 4, 1, stride),
-                                                nn.BatchNorm2d(planes * 4))
+            self.downsample = _torch_shortcut(nn, cin, planes * 4, stride)
 
         def forward(self, x):
             h = F.relu(self.bn1(self.conv1(x)))
             h = F.relu(self.bn2(self.conv2(h)))
             h = self.bn3(self.conv3(h))
             return F.relu(h + (self.downsample(x) if self.downsample else x))
+    return _resnet_skeleton(torch, widths, blocks, image, classes, 64, 4,
+                            Bottleneck)
 
-    class ResNeXt(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = conv(3, 64, 7 if image >= 64 else 3,
-                              2 if image >= 64 else 1)
-            self.bn1 = nn.BatchNorm2d(64)
-            cin = 64
-            for i, (planes, n) in enumerate(zip(widths, blocks)):
-                stage = []
-                for j in range(n):
-                    stage.append(Bottleneck(cin, planes, 2 if i and not j else 1))
-                    cin = planes * 4
-                setattr(self, f"layer{i + 1}", nn.Sequential(*stage))
-            self.fc = nn.Linear(cin, classes)
-
-        def forward(self, x):
-            x = F.relu(self.bn1(self.conv1(x)))
-            if image >= 64:
-                x = F.max_pool2d(x, 3, 2, 1)
-            for i in range(len(widths)):
-                x = getattr(self, f"layer{i + 1}")(x)
-            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
-    return ResNeXt()
 
 # MobileNetV2's inverted-residual stages (expansion t, channels c, blocks n,
 # stride s of the first block), as torchvision lists them.
@@ -1079,15 +1072,17 @@ def gpt2_text(batch=8, seq=128, hidden=256, heads=4, layers=2, dtype="f32"):
     return b.text(b.reshape(h, (batch, seq, hidden), [[0, 1], [2]]), "GPT2Model")
 
 
-def resnet_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
-                blocks=(2, 2, 2, 2), dtype="f32"):
-    """torchvision's ResNet of BasicBlocks (ResNet-18 at its default
-    sizes) as a forward export of the logits: convolutions without bias
-    after a tensor.pad, batch norm in training mode (the batch's mean and
-    biased variance as keepdim reductions), ReLU, the max pool of the 7x7
-    stem (`image` 64 or more) after a pad with the lowest float, the
-    adaptive average pool as a pooling sum and a division, flatten and
-    nn.Linear."""
+def _resnet_export(dtype, batch, image, classes, widths, blocks, stem,
+                   block, name):
+    """A ResNet as a forward export of the logits around `block(b, conv,
+    bn, x, prefix, planes, stride)`, which writes a block's convolutions and
+    batch norms but its shortcut and returns its residual branch:
+    convolutions without bias after a tensor.pad, batch norm in training
+    mode (the batch's mean and biased variance as keepdim reductions),
+    ReLU, the stem of `stem` channels (with `image` 64 or more the 7x7
+    convolution and the max pool after a pad with the lowest float), the
+    downsampling shortcuts, the adaptive average pool as a pooling sum and
+    a division, flatten and nn.Linear."""
     b = _Export(dtype)
     x = b.arg("input", (batch, 3, image, image), "input")
     big = image >= 64
@@ -1096,49 +1091,10 @@ def resnet_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
         return b.batchnorm(x, b.arg(prefix + ".weight", (x.shape[1],)),
                            b.arg(prefix + ".bias", (x.shape[1],)), 1e-5)
 
-    def conv(x, name, cout, k, stride):
-        w = b.arg(name, (cout, x.shape[1], k, k))
-        return b.conv2d(x, w, stride, k // 2)
-    x = b.relu(bn(conv(x, "conv1.weight", widths[0], 7 if big else 3,
-                       2 if big else 1), "bn1"))
-    if big:
-        x = b.maxpool(x, 3, 2, 1)
-    for i, (cout, n) in enumerate(zip(widths, blocks)):
-        for j in range(n):
-            p = f"layer{i + 1}.{j}."
-            stride = 2 if i and not j else 1
-            h = b.relu(bn(conv(x, p + "conv1.weight", cout, 3, stride), p + "bn1"))
-            h = bn(conv(h, p + "conv2.weight", cout, 3, 1), p + "bn2")
-            if stride != 1 or x.shape[1] != cout:
-                x = bn(conv(x, p + "downsample.0.weight", cout, 1, stride),
-                       p + "downsample.1")
-            x = b.relu(b.add(h, x))
-    n, c = x.shape[:2]
-    pooled = b.reshape(b.avgpool(x), (n, c), [[0], [1, 2, 3]])
-    logits = b.linear(pooled, b.arg("fc.weight", (classes, c)),
-                      b.arg("fc.bias", (classes,)))
-    return b.text(logits, "ResNet")
-
-
-def resnext_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
-                 blocks=(3, 4, 6, 3), groups=32, group_width=4, dtype="f32"):
-    """torchvision's ResNeXt (ResNeXt-50 32x4d at its default sizes) as a
-    forward export of the logits: the ResNet export's stem, batch norms,
-    pools and classifier, Bottleneck blocks whose 3x3 convolution has
-    `groups` groups (grouped_conv2d: linalg.conv_2d_ngchw_gfchw between
-    expand_shapes, as torch-mlir writes it)."""
-    b = _Export(dtype)
-    x = b.arg("input", (batch, 3, image, image), "input")
-    big = image >= 64
-
-    def bn(x, prefix):
-        return b.batchnorm(x, b.arg(prefix + ".weight", (x.shape[1],)),
-                           b.arg(prefix + ".bias", (x.shape[1],)), 1e-5)
-
-    def conv(x, name, cout, k, stride, g=1):
-        w = b.arg(name, (cout, x.shape[1] // g, k, k))
-        return b.grouped_conv2d(x, w, stride, k // 2, g)
-    x = b.relu(bn(conv(x, "conv1.weight", 64, 7 if big else 3,
+    def conv(x, name, cout, k, stride, groups=1):
+        w = b.arg(name, (cout, x.shape[1] // groups, k, k))
+        return b.grouped_conv2d(x, w, stride, k // 2, groups)
+    x = b.relu(bn(conv(x, "conv1.weight", stem, 7 if big else 3,
                        2 if big else 1), "bn1"))
     if big:
         x = b.maxpool(x, 3, 2, 1)
@@ -1146,20 +1102,46 @@ def resnext_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
         for j in range(n):
             p = f"layer{i + 1}.{j}."
             stride = 2 if i and not j else 1
-            width = _resnext_width(planes, groups, group_width)
-            h = b.relu(bn(conv(x, p + "conv1.weight", width, 1, 1), p + "bn1"))
-            h = b.relu(bn(conv(h, p + "conv2.weight", width, 3, stride, groups),
-                          p + "bn2"))
-            h = bn(conv(h, p + "conv3.weight", planes * 4, 1, 1), p + "bn3")
-            if stride != 1 or x.shape[1] != planes * 4:
-                x = bn(conv(x, p + "downsample.0.weight", planes * 4, 1, stride),
+            h = block(b, conv, bn, x, p, planes, stride)
+            if stride != 1 or x.shape[1] != h.shape[1]:
+                x = bn(conv(x, p + "downsample.0.weight", h.shape[1], 1, stride),
                        p + "downsample.1")
             x = b.relu(b.add(h, x))
     n, c = x.shape[:2]
     pooled = b.reshape(b.avgpool(x), (n, c), [[0], [1, 2, 3]])
     logits = b.linear(pooled, b.arg("fc.weight", (classes, c)),
                       b.arg("fc.bias", (classes,)))
-    return b.text(logits, "ResNeXt")
+    return b.text(logits, name)
+
+
+def resnet_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
+                blocks=(2, 2, 2, 2), dtype="f32"):
+    """torchvision's ResNet of BasicBlocks (ResNet-18 at its default
+    sizes) as a forward export of the logits (_resnet_export), its stem of
+    widths[0] channels."""
+    def basic(b, conv, bn, x, p, cout, stride):
+        h = b.relu(bn(conv(x, p + "conv1.weight", cout, 3, stride), p + "bn1"))
+        return bn(conv(h, p + "conv2.weight", cout, 3, 1), p + "bn2")
+    return _resnet_export(dtype, batch, image, classes, widths, blocks,
+                          widths[0], basic, "ResNet")
+
+
+def resnext_text(batch=16, image=32, classes=10, widths=(64, 128, 256, 512),
+                 blocks=(3, 4, 6, 3), groups=32, group_width=4, dtype="f32"):
+    """torchvision's ResNeXt (ResNeXt-50 32x4d at its default sizes) as a
+    forward export of the logits (_resnet_export, its stem of 64
+    channels): Bottleneck blocks whose 3x3 convolution has `groups` groups
+    (grouped_conv2d: linalg.conv_2d_ngchw_gfchw between expand_shapes, as
+    torch-mlir writes it)."""
+    def bottleneck(b, conv, bn, x, p, planes, stride):
+        width = _resnext_width(planes, groups, group_width)
+        h = b.relu(bn(conv(x, p + "conv1.weight", width, 1, 1), p + "bn1"))
+        h = b.relu(bn(conv(h, p + "conv2.weight", width, 3, stride, groups),
+                    p + "bn2"))
+        return bn(conv(h, p + "conv3.weight", planes * 4, 1, 1), p + "bn3")
+    return _resnet_export(dtype, batch, image, classes, widths, blocks, 64,
+                          bottleneck, "ResNeXt")
+
 
 def mobilenet_text(batch=16, image=64, classes=10, width=100, stages=7,
                    dtype="f32"):

@@ -170,75 +170,6 @@ IndexMap depthwiseOutput() {
   return {loop(DN), loop(DC), loop(DOH), loop(DOW)};
 }
 
-/// Matches a depthwise convolution (allowed) and expects `kind`, these
-/// operand numbers, the channel loop as the filter loop and `stride`.
-void expectDepthwise(const std::vector<IndexMap> &maps, ConvKind kind,
-                     unsigned x, unsigned w, unsigned y, int64_t stride) {
-  std::string whyNot;
-  std::optional<ConvPattern> p =
-      matchConvPattern(maps, 6, &whyNot, /*allowDepthwise=*/true);
-  ASSERT_TRUE(p) << whyNot;
-  EXPECT_TRUE(p->depthwise);
-  EXPECT_EQ(p->kind, kind);
-  EXPECT_EQ(p->image, x);
-  EXPECT_EQ(p->filter, w);
-  EXPECT_EQ(p->output, y);
-  EXPECT_EQ(p->batchLoop, DN);
-  EXPECT_EQ(p->channelLoop, DC);
-  EXPECT_EQ(p->filterLoop, DC);
-  EXPECT_EQ(p->outputLoops, (std::vector<unsigned>{DOH, DOW}));
-  EXPECT_EQ(p->kernelLoops, (std::vector<unsigned>{DKH, DKW}));
-  EXPECT_EQ(p->strides, (std::vector<int64_t>{stride, stride}));
-  EXPECT_EQ(p->verify(6), "");
-}
-
-TEST(ConvPatternTest, Depthwise) {
-  expectDepthwise({depthwiseImage(), depthwiseFilter(), depthwiseOutput()},
-                  ConvKind::Forward, 0, 1, 2, 1);
-  // tofu-autodiff's gradients: ins(W, dY) outs(dX), ins(X, dY) outs(dW).
-  expectDepthwise({depthwiseFilter(), depthwiseOutput(), depthwiseImage(2)},
-                  ConvKind::BackwardData, 2, 0, 1, 2);
-  expectDepthwise({depthwiseImage(2), depthwiseOutput(), depthwiseFilter()},
-                  ConvKind::BackwardFilter, 0, 2, 1, 2);
-  // One spatial dimension (depthwise_conv_1d_ncw_cw): n, ow, c, kw.
-  std::string whyNot;
-  std::optional<ConvPattern> p =
-      matchConvPattern({{loop(0), loop(2), window(1, 1, 3)},
-                        {loop(2), loop(3)},
-                        {loop(0), loop(2), loop(1)}},
-                       4, &whyNot, /*allowDepthwise=*/true);
-  ASSERT_TRUE(p) << whyNot;
-  EXPECT_TRUE(p->depthwise);
-  EXPECT_EQ(p->getSpatialRank(), 1u);
-}
-
-TEST(ConvPatternTest, DepthwiseOnlyWhereAllowed) {
-  expectNoMatch({depthwiseImage(), depthwiseFilter(), depthwiseOutput()}, 6,
-                "a depthwise convolution, which this backend does not call");
-  // A filter of one dimension fewer that is not indexed by the channels
-  // (here by the output rows) is no depthwise filter.
-  std::string whyNot;
-  EXPECT_FALSE(matchConvPattern(
-      {depthwiseImage(), {loop(DOH), loop(DKH), loop(DKW)}, depthwiseOutput()},
-      6, &whyNot, /*allowDepthwise=*/true));
-  EXPECT_EQ(whyNot, "the operands differ in rank");
-  // An output that does not follow the image's channels.
-  EXPECT_FALSE(matchConvPattern({depthwiseImage(),
-                                 depthwiseFilter(),
-                                 {loop(DN), loop(DKH), loop(DOH), loop(DOW)}},
-                                6, &whyNot, /*allowDepthwise=*/true));
-  // The channel loop as filter loop of an ordinary pattern, or the reverse.
-  ConvPattern d = *matchConvPattern(
-      {depthwiseImage(), depthwiseFilter(), depthwiseOutput()}, 6, nullptr,
-      /*allowDepthwise=*/true);
-  ConvPattern notDepthwise = d;
-  notDepthwise.depthwise = false;
-  EXPECT_NE(notDepthwise.verify(6), "");
-  ConvPattern ordinary = *matchConvPattern({image(), filter(), output()}, 7);
-  ordinary.depthwise = true;
-  EXPECT_NE(ordinary.verify(7), "");
-}
-
 /// The loops of conv_2d_ngchw_gfchw: n, g, f, oh, ow, c, kh, kw.
 enum : unsigned { GN, GG, GF, GOH, GOW, GC, GKH, GKW };
 
@@ -253,38 +184,97 @@ IndexMap groupedOutput() {
   return {loop(GN), loop(GG), loop(GF), loop(GOH), loop(GOW)};
 }
 
-/// Matches a grouped convolution (allowed) and expects `kind`, these
-/// operand numbers, the group loop and `stride`.
-void expectGrouped(const std::vector<IndexMap> &maps, ConvKind kind, unsigned x,
-                   unsigned w, unsigned y, int64_t stride) {
+/// The loops that a depthwise or grouped pattern must find.
+struct GroupLoops {
+  bool depthwise = false, grouped = false;
+  unsigned batch = 0, group = 0, channel = 0, filter = 0;
+  std::vector<unsigned> outputs, kernels;
+};
+const GroupLoops kDepthwise{true, false, DN, 0, DC, DC, {DOH, DOW}, {DKH, DKW}};
+const GroupLoops kGrouped{false, true, GN, GG, GC, GF, {GOH, GOW}, {GKH, GKW}};
+
+/// Matches `maps` with groups allowed and expects `kind`, these operand
+/// numbers, the loops of `l` and `stride` in both dimensions.
+void expectGroupsMatch(const std::vector<IndexMap> &maps, const GroupLoops &l,
+                       ConvKind kind, unsigned x, unsigned w, unsigned y,
+                       int64_t stride) {
+  unsigned numLoops = (l.grouped ? 4 : 2) + 4;
   std::string whyNot;
   std::optional<ConvPattern> p =
-      matchConvPattern(maps, 8, &whyNot, /*allowGroups=*/true);
+      matchConvPattern(maps, numLoops, &whyNot, /*allowGroups=*/true);
   ASSERT_TRUE(p) << whyNot;
-  EXPECT_TRUE(p->grouped);
-  EXPECT_FALSE(p->depthwise);
+  EXPECT_EQ(p->depthwise, l.depthwise);
+  EXPECT_EQ(p->grouped, l.grouped);
   EXPECT_EQ(p->kind, kind);
   EXPECT_EQ(p->image, x);
   EXPECT_EQ(p->filter, w);
   EXPECT_EQ(p->output, y);
-  EXPECT_EQ(p->batchLoop, GN);
-  EXPECT_EQ(p->groupLoop, GG);
-  EXPECT_EQ(p->channelLoop, GC);
-  EXPECT_EQ(p->filterLoop, GF);
-  EXPECT_EQ(p->getFirstSpatialDim(), 3u);
-  EXPECT_EQ(p->outputLoops, (std::vector<unsigned>{GOH, GOW}));
-  EXPECT_EQ(p->kernelLoops, (std::vector<unsigned>{GKH, GKW}));
+  EXPECT_EQ(p->batchLoop, l.batch);
+  if (l.grouped)
+    EXPECT_EQ(p->groupLoop, l.group);
+  EXPECT_EQ(p->channelLoop, l.channel);
+  EXPECT_EQ(p->filterLoop, l.filter);
+  EXPECT_EQ(p->getFirstSpatialDim(), l.grouped ? 3u : 2u);
+  EXPECT_EQ(p->outputLoops, l.outputs);
+  EXPECT_EQ(p->kernelLoops, l.kernels);
   EXPECT_EQ(p->strides, (std::vector<int64_t>{stride, stride}));
-  EXPECT_EQ(p->verify(8), "");
+  EXPECT_EQ(p->verify(numLoops), "");
+}
+
+TEST(ConvPatternTest, Depthwise) {
+  expectGroupsMatch({depthwiseImage(), depthwiseFilter(), depthwiseOutput()},
+                    kDepthwise, ConvKind::Forward, 0, 1, 2, 1);
+  // tofu-autodiff's gradients: ins(W, dY) outs(dX), ins(X, dY) outs(dW).
+  expectGroupsMatch({depthwiseFilter(), depthwiseOutput(), depthwiseImage(2)},
+                    kDepthwise, ConvKind::BackwardData, 2, 0, 1, 2);
+  expectGroupsMatch({depthwiseImage(2), depthwiseOutput(), depthwiseFilter()},
+                    kDepthwise, ConvKind::BackwardFilter, 0, 2, 1, 2);
+  // One spatial dimension (depthwise_conv_1d_ncw_cw): n, ow, c, kw.
+  std::string whyNot;
+  std::optional<ConvPattern> p =
+      matchConvPattern({{loop(0), loop(2), window(1, 1, 3)},
+                        {loop(2), loop(3)},
+                        {loop(0), loop(2), loop(1)}},
+                       4, &whyNot, /*allowGroups=*/true);
+  ASSERT_TRUE(p) << whyNot;
+  EXPECT_TRUE(p->depthwise);
+  EXPECT_EQ(p->getSpatialRank(), 1u);
+}
+
+TEST(ConvPatternTest, DepthwiseOnlyWhereAllowed) {
+  expectNoMatch({depthwiseImage(), depthwiseFilter(), depthwiseOutput()}, 6,
+                "a depthwise convolution, which this backend does not call");
+  // A filter of one dimension fewer that is not indexed by the channels
+  // (here by the output rows) is no depthwise filter.
+  std::string whyNot;
+  EXPECT_FALSE(matchConvPattern(
+      {depthwiseImage(), {loop(DOH), loop(DKH), loop(DKW)}, depthwiseOutput()},
+      6, &whyNot, /*allowGroups=*/true));
+  EXPECT_EQ(whyNot, "the operands differ in rank");
+  // An output that does not follow the image's channels.
+  EXPECT_FALSE(matchConvPattern({depthwiseImage(),
+                                 depthwiseFilter(),
+                                 {loop(DN), loop(DKH), loop(DOH), loop(DOW)}},
+                                6, &whyNot, /*allowGroups=*/true));
+  // The channel loop as filter loop of an ordinary pattern, or the reverse.
+  ConvPattern d = *matchConvPattern(
+      {depthwiseImage(), depthwiseFilter(), depthwiseOutput()}, 6, nullptr,
+      /*allowGroups=*/true);
+  ConvPattern notDepthwise = d;
+  notDepthwise.depthwise = false;
+  EXPECT_NE(notDepthwise.verify(6), "");
+  ConvPattern ordinary = *matchConvPattern({image(), filter(), output()}, 7);
+  ordinary.depthwise = true;
+  EXPECT_NE(ordinary.verify(7), "");
 }
 
 TEST(ConvPatternTest, Grouped2D) {
-  expectGrouped({groupedImage(), groupedFilter(), groupedOutput()},
-                ConvKind::Forward, 0, 1, 2, 1);
-  expectGrouped({groupedFilter(), groupedOutput(), groupedImage(2)},
-                ConvKind::BackwardData, 2, 0, 1, 2);
-  expectGrouped({groupedImage(2), groupedOutput(), groupedFilter()},
-                ConvKind::BackwardFilter, 0, 2, 1, 2);
+  expectGroupsMatch({groupedImage(), groupedFilter(), groupedOutput()},
+                    kGrouped, ConvKind::Forward, 0, 1, 2, 1);
+  expectGroupsMatch({groupedFilter(), groupedOutput(), groupedImage(2)},
+                    kGrouped, ConvKind::BackwardData, 2, 0, 1, 2);
+  expectGroupsMatch({groupedImage(2), groupedOutput(), groupedFilter()},
+                    kGrouped, ConvKind::BackwardFilter, 0, 2, 1, 2);
   // Not where the backend takes no groups.
   expectNoMatch({groupedImage(), groupedFilter(), groupedOutput()}, 8,
                 "a grouped convolution, which this backend does not call");
