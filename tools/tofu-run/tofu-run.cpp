@@ -1128,11 +1128,15 @@ int main(int argc, char **argv) {
   };
   // Only @main is called from outside: every other function is internal to
   // the optimizer, and the split of the parallel JIT (JIT.cpp) makes
-  // visible only those that another part calls.
-  auto internalize = [&] {
+  // visible only those that another part calls. The step, internal now,
+  // returns its long struct of results through memory.
+  auto internalize = [&]() -> LogicalResult {
     for (auto func : module->getOps<LLVM::LLVMFuncOp>())
       if (!func.isExternal() && func.getName() != "main")
         func.setLinkage(LLVM::Linkage::Internal);
+    PassManager resultsInMemory(&context);
+    resultsInMemory.addPass(tofu::createTofuLLVMResultsInMemory());
+    return resultsInMemory.run(*module);
   };
 
   if (failed(prepareModule()))
@@ -1152,7 +1156,8 @@ int main(int argc, char **argv) {
       return 1;
     if (std::string report = takeReport(); rank == 0)
       llvm::errs() << report;
-    internalize();
+    if (failed(internalize()))
+      return 1;
     SmallVector<std::string> libraries{runtime};
     if (onGPU)
       libraries.push_back(cudaRuntime);
@@ -1254,7 +1259,8 @@ int main(int argc, char **argv) {
     if (failed(lowerModule()))
       return false;
     std::string report = takeReport();
-    internalize();
+    if (failed(internalize()))
+      return false;
     loweredAt = std::chrono::steady_clock::now();
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =

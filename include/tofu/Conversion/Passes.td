@@ -223,6 +223,35 @@ def TofuOutlineLoops : Pass<"tofu-outline-loops", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TofuLLVMResultsInMemory
+    : Pass<"tofu-llvm-results-in-memory", "mlir::ModuleOp"> {
+  let summary = "Return a long struct of results through memory";
+  let description = [{
+    A training step lowered to the LLVM dialect returns its updated
+    weights and optimizer state as one struct of memref descriptors: the
+    ResNeXt-50 step returns 485 of them, 3,381 scalars, built by a chain
+    of `llvm.insertvalue`s and taken apart by the driver's
+    `llvm.extractvalue`s. LLVM's instruction selection copies every scalar
+    of the aggregate at each insertion, time quadratic in the struct's
+    length, and its called-value propagation walks the struct too. This
+    pass gives each private or internal function that returns a struct of
+    at least `min-members` members and whose calls only extract members a
+    pointer argument in front, `llvm.noalias`, and makes it return
+    nothing: each `llvm.return` stores the members (from the insertions
+    that built them where it can) and the chain of insertions goes. Each
+    call writes into an `llvm.alloca` of the struct in its function's
+    entry block and loads the members that it extracted right after the
+    call. Public functions keep their signature. `tofu-run` runs it after
+    it makes every function but `@main` internal.
+  }];
+  let options = [
+    Option<"minMembers", "min-members", "unsigned", /*default=*/"16",
+           "Rewrite functions whose result struct has at least this many "
+           "members">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def TofuCPUUnitWindows
     : Pass<"tofu-cpu-unit-windows", "mlir::ModuleOp"> {
   let summary = "1x1 convolutions with unit strides as products batched "

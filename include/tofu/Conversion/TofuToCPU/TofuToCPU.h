@@ -24,6 +24,7 @@ namespace tofu {
 #define GEN_PASS_DECL_TOFUCPUSTRIDEDCOPIES
 #define GEN_PASS_DECL_TOFUCPUUNITWINDOWS
 #define GEN_PASS_DECL_TOFUAPPROXIMATEMATH
+#define GEN_PASS_DECL_TOFULLVMRESULTSINMEMORY
 #include "tofu/Conversion/Passes.h.inc"
 
 /// Registers `tofu-cpu-pipeline` (docs/cpu.md).
