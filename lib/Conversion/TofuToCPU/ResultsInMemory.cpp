@@ -23,7 +23,10 @@ using namespace mlir;
 namespace {
 
 /// The calls of `func` in `module`, or nothing when a use of it is not a
-/// direct call whose result only `llvm.extractvalue`s read.
+/// direct call whose result only `llvm.extractvalue`s read, or is one
+/// with attributes of its arguments or result, operand bundles or another
+/// calling convention than C's (which the rewritten call would have to
+/// carry over).
 std::optional<SmallVector<LLVM::CallOp>>
 getRewritableCalls(LLVM::LLVMFuncOp func, ModuleOp module) {
   std::optional<SymbolTable::UseRange> uses =
@@ -34,7 +37,9 @@ getRewritableCalls(LLVM::LLVMFuncOp func, ModuleOp module) {
   for (const SymbolTable::SymbolUse &use : *uses) {
     auto call = dyn_cast<LLVM::CallOp>(use.getUser());
     if (!call || call.getCallee() != func.getName() ||
-        call.getNumResults() != 1)
+        call.getNumResults() != 1 || call.getArgAttrsAttr() ||
+        call.getResAttrsAttr() || !call.getOpBundleOperands().empty() ||
+        call.getCConv() != LLVM::cconv::CConv::C)
       return std::nullopt;
     for (Operation *user : call.getResult().getUsers())
       if (!isa<LLVM::ExtractValueOp>(user))
@@ -148,6 +153,7 @@ struct ResultsInMemory
     for (auto func :
          llvm::make_early_inc_range(module.getOps<LLVM::LLVMFuncOp>())) {
       if (func.isExternal() || func.isVarArg() ||
+          func.getCConv() != LLVM::cconv::CConv::C ||
           (func.getLinkage() != LLVM::Linkage::Private &&
            func.getLinkage() != LLVM::Linkage::Internal))
         continue;

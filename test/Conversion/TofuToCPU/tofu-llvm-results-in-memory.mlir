@@ -90,3 +90,28 @@ llvm.func @passes(%s: !s) -> !s {
   %r = llvm.call @whole(%s) : (!s) -> !s
   llvm.return %r : !s
 }
+
+// -----
+
+!s = !llvm.struct<(f32, f32, f32)>
+
+// Kept: a call with attributes of its arguments (which the new call
+// would have to shift), and a function of another calling convention.
+// CHECK-LABEL: llvm.func private @attributed
+// CHECK-SAME: -> !llvm.struct<(f32, f32, f32)>
+// CHECK-LABEL: llvm.func internal fastcc @fast
+// CHECK-SAME: -> !llvm.struct<(f32, f32, f32)>
+llvm.func private @attributed(%s: !s) -> !s {
+  llvm.return %s : !s
+}
+llvm.func internal fastcc @fast(%s: !s) -> !s {
+  llvm.return %s : !s
+}
+llvm.func @calls(%s: !s) -> f32 {
+  %r = llvm.call @attributed(%s) {arg_attrs = [{llvm.noundef}]} : (!s) -> !s
+  %q = llvm.call fastcc @fast(%s) : (!s) -> !s
+  %0 = llvm.extractvalue %r[0] : !s
+  %1 = llvm.extractvalue %q[0] : !s
+  %2 = llvm.fadd %0, %1 : f32
+  llvm.return %2 : f32
+}
