@@ -41,6 +41,12 @@ getRewritableCalls(LLVM::LLVMFuncOp func, ModuleOp module) {
         call.getResAttrsAttr() || !call.getOpBundleOperands().empty() ||
         call.getCConv() != LLVM::cconv::CConv::C)
       return std::nullopt;
+    // The alloca goes into the entry block of the call's allocation scope
+    // (a function, or an OpenMP region whose threads each need their own).
+    Operation *scope =
+        call->getParentWithTrait<OpTrait::AutomaticAllocationScope>();
+    if (!scope || scope->getNumRegions() == 0 || scope->getRegion(0).empty())
+      return std::nullopt;
     for (Operation *user : call.getResult().getUsers())
       if (!isa<LLVM::ExtractValueOp>(user))
         return std::nullopt;
@@ -105,18 +111,20 @@ void storeResults(LLVM::ReturnOp ret, Value out, LLVM::LLVMStructType type) {
 }
 
 /// Replaces `call`, whose callee now takes the struct's address first and
-/// returns nothing, by a call that writes into an alloca of the caller's
-/// entry block, and each extraction of its result by a load after it.
+/// returns nothing, by a call that writes into an alloca of the entry
+/// block of its allocation scope, and each extraction of its result by a
+/// load after it. The alloca, the loads and the stores have the types' ABI
+/// alignments (no struct is packed).
 void rewriteCall(LLVM::CallOp call, LLVM::LLVMFuncOp callee,
                  LLVM::LLVMStructType type) {
-  auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
+  Operation *scope =
+      call->getParentWithTrait<OpTrait::AutomaticAllocationScope>();
   Location loc = call.getLoc();
   OpBuilder b(call);
-  b.setInsertionPointToStart(&caller.getBody().front());
+  b.setInsertionPointToStart(&scope->getRegion(0).front());
   Value one = LLVM::ConstantOp::create(b, loc, b.getI64Type(), 1);
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  Value out = LLVM::AllocaOp::create(b, loc, ptrType, type, one,
-                                     /*alignment=*/16);
+  Value out = LLVM::AllocaOp::create(b, loc, ptrType, type, one);
   b.setInsertionPoint(call);
   SmallVector<Value> operands{out};
   llvm::append_range(operands, call.getArgOperands());
@@ -143,6 +151,34 @@ void rewriteCall(LLVM::CallOp call, LLVM::LLVMFuncOp callee,
   call.erase();
 }
 
+/// Whether `type` or a struct in it is packed: a member's ABI alignment
+/// would then overstate the alignment of its address.
+bool hasPackedStruct(Type type) {
+  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type))
+    return structType.isPacked() ||
+           llvm::any_of(structType.getBody(), hasPackedStruct);
+  if (auto array = dyn_cast<LLVM::LLVMArrayType>(type))
+    return hasPackedStruct(array.getElementType());
+  return false;
+}
+
+/// Whether `func`'s passed-through LLVM attributes say what memory it
+/// touches, which its stores of the results would contradict.
+bool hasMemoryAttributes(LLVM::LLVMFuncOp func) {
+  ArrayAttr passthrough = func.getPassthroughAttr();
+  if (!passthrough)
+    return false;
+  return llvm::any_of(passthrough, [](Attribute entry) {
+    StringAttr name = dyn_cast<StringAttr>(entry);
+    if (auto pair = dyn_cast<ArrayAttr>(entry); pair && !pair.empty())
+      name = dyn_cast<StringAttr>(pair[0]);
+    return name &&
+           llvm::is_contained({"readnone", "readonly", "writeonly", "memory",
+                               "argmemonly", "inaccessiblememonly"},
+                              name.getValue());
+  });
+}
+
 struct ResultsInMemory
     : tofu::impl::TofuLLVMResultsInMemoryBase<ResultsInMemory> {
   using Base::Base;
@@ -159,7 +195,8 @@ struct ResultsInMemory
         continue;
       LLVM::LLVMFunctionType funcType = func.getFunctionType();
       auto type = dyn_cast<LLVM::LLVMStructType>(funcType.getReturnType());
-      if (!type || type.getBody().size() < minMembers)
+      if (!type || type.getBody().size() < minMembers ||
+          hasPackedStruct(type) || hasMemoryAttributes(func))
         continue;
       std::optional<SmallVector<LLVM::CallOp>> calls =
           getRewritableCalls(func, module);
@@ -176,12 +213,16 @@ struct ResultsInMemory
       OpBuilder b(func);
       argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
           LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr())));
-      for (unsigned i = 0; i < funcType.getNumParams(); ++i)
-        argAttrs.push_back(func.getArgAttrDict(i)
-                               ? Attribute(func.getArgAttrDict(i))
-                               : b.getDictionaryAttr({}));
+      // An argument that the function returned is no longer returned.
+      for (unsigned i = 0; i < funcType.getNumParams(); ++i) {
+        NamedAttrList attrs(func.getArgAttrDict(i));
+        attrs.erase(LLVM::LLVMDialect::getReturnedAttrName());
+        argAttrs.push_back(attrs.getDictionary(&getContext()));
+      }
       func.setArgAttrsAttr(b.getArrayAttr(argAttrs));
       func.setResAttrsAttr(nullptr);
+      // It writes memory now.
+      func.setMemoryEffectsAttr(nullptr);
       func.walk([&](LLVM::ReturnOp ret) { storeResults(ret, out, type); });
       for (LLVM::CallOp call : *calls)
         rewriteCall(call, func, type);
