@@ -235,13 +235,16 @@ def TofuLLVMResultsInMemory
     of the aggregate at each insertion, time quadratic in the struct's
     length, and its called-value propagation walks the struct too. This
     pass gives each private or internal function that returns a struct of
-    at least `min-members` members and whose calls only extract members a
-    pointer argument in front, `llvm.noalias`, and makes it return
-    nothing: each `llvm.return` stores the members (from the insertions
+    at least `min-members` members (none packed) and whose calls only
+    extract members (direct calls in C's convention, without attributes
+    of their arguments or operand bundles) a pointer argument in front,
+    `llvm.noalias`, and makes it return nothing: each `llvm.return` stores the members (from the insertions
     that built them where it can) and the chain of insertions goes. Each
     call writes into an `llvm.alloca` of the struct in its function's
-    entry block and loads the members that it extracted right after the
-    call. Public functions keep their signature. `tofu-run` runs it after
+    entry block (of its allocation scope) and loads the members that it
+    extracted right after the call. Public functions keep their
+    signature, and so do functions whose passed-through attributes say
+    what memory they touch (`memory_effects` are dropped). `tofu-run` runs it after
     it makes every function but `@main` internal.
   }];
   let options = [
