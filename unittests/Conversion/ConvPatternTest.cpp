@@ -221,14 +221,22 @@ void expectGroupsMatch(const std::vector<IndexMap> &maps, const GroupLoops &l,
   EXPECT_EQ(p->verify(numLoops), "");
 }
 
+/// The forward convolution of `image` (with unit strides), `filter` and
+/// `output`, and tofu-autodiff's gradients (with strides of 2): ins(W, dY)
+/// outs(dX), ins(X, dY) outs(dW).
+void expectEveryKindMatches(IndexMap (*image)(int64_t), const IndexMap &filter,
+                            const IndexMap &output, const GroupLoops &l) {
+  expectGroupsMatch({image(1), filter, output}, l, ConvKind::Forward, 0, 1, 2,
+                    1);
+  expectGroupsMatch({filter, output, image(2)}, l, ConvKind::BackwardData, 2, 0,
+                    1, 2);
+  expectGroupsMatch({image(2), output, filter}, l, ConvKind::BackwardFilter, 0,
+                    2, 1, 2);
+}
+
 TEST(ConvPatternTest, Depthwise) {
-  expectGroupsMatch({depthwiseImage(), depthwiseFilter(), depthwiseOutput()},
-                    kDepthwise, ConvKind::Forward, 0, 1, 2, 1);
-  // tofu-autodiff's gradients: ins(W, dY) outs(dX), ins(X, dY) outs(dW).
-  expectGroupsMatch({depthwiseFilter(), depthwiseOutput(), depthwiseImage(2)},
-                    kDepthwise, ConvKind::BackwardData, 2, 0, 1, 2);
-  expectGroupsMatch({depthwiseImage(2), depthwiseOutput(), depthwiseFilter()},
-                    kDepthwise, ConvKind::BackwardFilter, 0, 2, 1, 2);
+  expectEveryKindMatches(depthwiseImage, depthwiseFilter(), depthwiseOutput(),
+                         kDepthwise);
   // One spatial dimension (depthwise_conv_1d_ncw_cw): n, ow, c, kw.
   std::string whyNot;
   std::optional<ConvPattern> p =
@@ -269,12 +277,8 @@ TEST(ConvPatternTest, DepthwiseOnlyWhereAllowed) {
 }
 
 TEST(ConvPatternTest, Grouped2D) {
-  expectGroupsMatch({groupedImage(), groupedFilter(), groupedOutput()},
-                    kGrouped, ConvKind::Forward, 0, 1, 2, 1);
-  expectGroupsMatch({groupedFilter(), groupedOutput(), groupedImage(2)},
-                    kGrouped, ConvKind::BackwardData, 2, 0, 1, 2);
-  expectGroupsMatch({groupedImage(2), groupedOutput(), groupedFilter()},
-                    kGrouped, ConvKind::BackwardFilter, 0, 2, 1, 2);
+  expectEveryKindMatches(groupedImage, groupedFilter(), groupedOutput(),
+                         kGrouped);
   // Not where the backend takes no groups.
   expectNoMatch({groupedImage(), groupedFilter(), groupedOutput()}, 8,
                 "a grouped convolution, which this backend does not call");
