@@ -594,13 +594,17 @@ void setDescriptors(Dnn &d, const tofu::gpu::ConvProblem &p) {
   toInts(p.yStrides, strides);
   TOFU_CUDNN_CHECK(
       cudnnSetTensorNdDescriptor(d.y, CUDNN_DATA_FLOAT, 4, dims, strides));
-  TOFU_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT,
-                                              CUDNN_TENSOR_NCHW, int(p.f),
-                                              int(p.c), int(p.kh), int(p.kw)));
+  // The filter of a grouped convolution has the channels of one group;
+  // the image and the output have all of them.
+  TOFU_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
+      d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(p.f),
+      int(p.getGroupChannels()), int(p.kh), int(p.kw)));
   TOFU_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       d.conv, int(p.padH), int(p.padW), int(p.strideH), int(p.strideW),
       /*dilation_h=*/1, /*dilation_w=*/1, CUDNN_CROSS_CORRELATION,
       CUDNN_DATA_FLOAT));
+  // Set on every call: the descriptor is shared by all problems.
+  TOFU_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, int(p.groups)));
   TOFU_CUDNN_CHECK(cudnnSetConvolutionMathType(
       d.conv, allowsTF32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 }
@@ -692,7 +696,8 @@ ConvAlgorithm getAlgorithm(Dnn &d, const char *entry, tofu::gpu::ConvKind kind,
   // Under 2^30 multiply-adds a convolution takes about 0.1 ms or less on
   // an H100, where cudnnFind's timings differ from run to run by more
   // than the algorithms do.
-  double macs = double(p.n) * p.f * p.oh * p.ow * p.c * p.kh * p.kw;
+  double macs =
+      double(p.n) * p.f * p.oh * p.ow * p.getGroupChannels() * p.kh * p.kw;
   bool small = macs < double(1 << 30);
   switch (kind) {
   case tofu::gpu::ConvKind::Forward:
@@ -757,10 +762,6 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
   std::string error = tofu::gpu::planConv(p);
   if (!error.empty())
     misuse(entry, error.c_str());
-  // convert-tofu-to-gpu emits no grouped convolution (its entries do not
-  // take depthwise ones), and the descriptors below are of groups = 1.
-  if (p.groups != 1)
-    misuse(entry, "grouped convolutions are not cuDNN calls in this runtime");
   std::lock_guard<std::mutex> lock(dnnMutex);
   Dnn &d = getDnn();
   setDescriptors(d, p);

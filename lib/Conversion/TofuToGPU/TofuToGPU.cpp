@@ -34,6 +34,8 @@ LibraryCallEntries getGPUEntries(Type element) {
   entries.conv[2] = "tofu_gpu_conv2d_backward_filter";
   entries.gemmLibrary = "cublas";
   entries.convLibrary = "cudnn";
+  // cuDNN's group count takes depthwise and grouped convolutions.
+  entries.grouped = true;
   return entries;
 }
 
@@ -51,5 +53,10 @@ struct ConvertTofuToGPUPass
 
 bool tofu::isLibraryOp(linalg::LinalgOp op) {
   Type element = getLibraryElementType(op);
-  return element && element.isF32() && (matchGemm(op) || matchConvolution(op));
+  if (!element)
+    return false;
+  LibraryCallEntries entries = getGPUEntries(element);
+  return (!entries.gemm.empty() && matchGemm(op)) ||
+         (!entries.conv[0].empty() &&
+          matchConvolution(op, /*whyNot=*/nullptr, entries.grouped));
 }

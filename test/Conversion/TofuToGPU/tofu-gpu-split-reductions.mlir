@@ -168,3 +168,45 @@ func.func @keepdim_operand(%dy: tensor<1024x8xf32>, %stat: tensor<1024x1xf32>, %
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// Tests that the filter gradients of a grouped and of a depthwise
+// convolution, whose reductions over the images and the output's rows and
+// columns (8 x 16 x 16 = 2048) are long enough to split, stay whole:
+// convert-tofu-to-gpu makes them cuDNN calls.
+
+// CHECK-LABEL: func.func @convolution_gradients
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#gx = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, c, oh + kh, ow + kw)>
+#gy = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (n, g, f, oh, ow)>
+#gw = affine_map<(n, g, f, oh, ow, c, kh, kw) -> (g, f, c, kh, kw)>
+#dx = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#dy = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh, ow)>
+#dw = affine_map<(n, c, oh, ow, kh, kw) -> (c, kh, kw)>
+func.func @convolution_gradients(%x: tensor<8x2x2x18x18xf32>, %dy: tensor<8x2x2x16x16xf32>, %w: tensor<2x2x2x3x3xf32>,
+                                 %x2: tensor<8x4x18x18xf32>, %dy2: tensor<8x4x16x16xf32>, %w2: tensor<4x3x3xf32>)
+    -> (tensor<2x2x2x3x3xf32>, tensor<4x3x3xf32>) {
+  %g = linalg.generic {indexing_maps = [#gx, #gy, #gw],
+                       iterator_types = ["reduction", "parallel", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : tensor<8x2x2x18x18xf32>, tensor<8x2x2x16x16xf32>) outs(%w : tensor<2x2x2x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x3x3xf32>
+  %d = linalg.generic {indexing_maps = [#dx, #dy, #dw],
+                       iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x2, %dy2 : tensor<8x4x18x18xf32>, tensor<8x4x16x16xf32>) outs(%w2 : tensor<4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3x3xf32>
+  return %g, %d : tensor<2x2x2x3x3xf32>, tensor<4x3x3xf32>
+}

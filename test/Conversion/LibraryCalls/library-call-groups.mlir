@@ -1,7 +1,11 @@
-// RUN: tofu-opt %s --convert-tofu-to-cpu --canonicalize 2>/dev/null | FileCheck %s
+// RUN: tofu-opt %s --convert-tofu-to-cpu --canonicalize 2>/dev/null | FileCheck %s --check-prefixes=CHECK,CPU
+// RUN: tofu-opt %s --convert-tofu-to-gpu --canonicalize 2>/dev/null | FileCheck %s --check-prefixes=CHECK,GPU
 // RUN: tofu-opt %s --convert-tofu-to-cpu -verify-diagnostics -o /dev/null
 
-// Tests that depthwise convolutions become oneDNN calls of the grouped
+// The same calls from both backends, oneDNN's on the CPU and cuDNN's on
+// the GPU, which differ only in their entry points.
+
+// Tests that depthwise convolutions become calls of the grouped
 // convolution with as many groups as channels: the (C, KH, KW) filter
 // passed as (C, 1, KH, KW) (one channel per group, its stride a unit
 // dimension's), the forward convolution on a zero-filled output (beta 0)
@@ -16,8 +20,10 @@
 // CHECK-NOT: linalg.fill
 // n, c, h, w, f, groups, kh, kw, oh, ow, strides, paddings; the filter's
 // strides 9, 1 (the unit channel dimension), 3, 1.
-// CHECK: call @tofu_cpu_conv2d_forward(%c2, %c6, %c9, %c9, %c6, %c6, %c3, %c3, %c4, %c4, %c2, %c2, %c0, %c0, %{{.*}}, %c486, %c81, %c9, %c1, %{{.*}}, %c9, %c1, %c3, %c1, %{{.*}}, %c96, %c16, %c4, %c1, %cst)
-// CHECK-SAME: tofu.flops = 3456 : i64, tofu.library = "onednn"
+// CHECK: call @tofu_{{cpu|gpu}}_conv2d_forward(%c2, %c6, %c9, %c9, %c6, %c6, %c3, %c3, %c4, %c4, %c2, %c2, %c0, %c0, %{{.*}}, %c486, %c81, %c9, %c1, %{{.*}}, %c9, %c1, %c3, %c1, %{{.*}}, %c96, %c16, %c4, %c1, %cst)
+// CHECK-SAME: tofu.flops = 3456 : i64
+// CPU-SAME: tofu.library = "onednn"
+// GPU-SAME: tofu.library = "cudnn"
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
 func.func @forward(%x: memref<2x6x9x9xf32>, %w: memref<6x3x3xf32>, %y: memref<2x6x4x4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -30,9 +36,9 @@ func.func @forward(%x: memref<2x6x9x9xf32>, %w: memref<6x3x3xf32>, %y: memref<2x
 // CHECK-LABEL: func.func @gradients
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: call @tofu_cpu_conv2d_backward_data(%c2, %c6, %c9, %c9, %c6, %c6, %c3, %c3, %c4, %c4, %c2, %c2, %c0, %c0,
+// CHECK: call @tofu_{{cpu|gpu}}_conv2d_backward_data(%c2, %c6, %c9, %c9, %c6, %c6, %c3, %c3, %c4, %c4, %c2, %c2, %c0, %c0,
 // CHECK-SAME: %[[ZERO]])
-// CHECK: call @tofu_cpu_conv2d_backward_filter(%c2, %c6, %c9, %c9, %c6, %c6, %c3, %c3, %c4, %c4, %c2, %c2, %c0, %c0,
+// CHECK: call @tofu_{{cpu|gpu}}_conv2d_backward_filter(%c2, %c6, %c9, %c9, %c6, %c6, %c3, %c3, %c4, %c4, %c2, %c2, %c0, %c0,
 // CHECK-SAME: %[[ONE]])
 // CHECK-NOT: linalg.generic
 func.func @gradients(%w: memref<6x3x3xf32>, %dy: memref<2x6x4x4xf32>, %dx: memref<2x6x9x9xf32>,
@@ -68,8 +74,9 @@ func.func @gradients(%w: memref<6x3x3xf32>, %dy: memref<2x6x4x4xf32>, %dx: memre
 
 // CHECK-LABEL: func.func @grouped
 // n, c, h, w, f, groups, kh, kw, oh, ow, strides, paddings.
-// CHECK: call @tofu_cpu_conv2d_forward(%c2, %c6, %c5, %c5, %c4, %c2, %c3, %c3, %c3, %c3, %c1, %c1, %c0, %c0, %{{.*}}, %c150, %c25, %c5, %c1, %{{.*}}, %c27, %c9, %c3, %c1, %{{.*}}, %c36, %c9, %c3, %c1, %cst)
-// CHECK-SAME: tofu.library = "onednn"
+// CHECK: call @tofu_{{cpu|gpu}}_conv2d_forward(%c2, %c6, %c5, %c5, %c4, %c2, %c3, %c3, %c3, %c3, %c1, %c1, %c0, %c0, %{{.*}}, %c150, %c25, %c5, %c1, %{{.*}}, %c27, %c9, %c3, %c1, %{{.*}}, %c36, %c9, %c3, %c1, %cst)
+// CPU-SAME: tofu.library = "onednn"
+// GPU-SAME: tofu.library = "cudnn"
 func.func @grouped(%x: memref<2x2x3x5x5xf32>, %w: memref<2x2x3x3x3xf32>, %y: memref<2x2x2x3x3xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<2x2x2x3x3xf32>)
@@ -81,7 +88,7 @@ func.func @grouped(%x: memref<2x2x3x5x5xf32>, %w: memref<2x2x3x3x3xf32>, %y: mem
 // A group dimension that does not stride over its channels (a view of
 // every other group) stays loops.
 // CHECK-LABEL: func.func @gapped_groups
-// CHECK-NOT: call @tofu_cpu_conv2d
+// CHECK-NOT: call @tofu_{{cpu|gpu}}_conv2d
 // CHECK: linalg.conv_2d_ngchw_gfchw
 func.func @gapped_groups(%x: memref<2x2x3x5x5xf32, strided<[300, 150, 25, 5, 1]>>, %w: memref<2x2x3x3x3xf32>,
                          %y: memref<2x2x2x3x3xf32>) {
