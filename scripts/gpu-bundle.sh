@@ -9,6 +9,9 @@
 # writes OUTDIR/tofu-gpu-bundle/ and OUTDIR/bundle.tar.xz with
 #   bin/check-{mlp,wrn,tf,lstm}   the four small models of
 #                                 tofu-run-gpu.test, 3 steps;
+#   bin/check-{mobilenet,resnext} small MobileNetV2 and ResNeXt exports
+#                                 (depthwise and grouped convolutions),
+#                                 3 steps;
 #   bin/check-part-{mlp,wrn,tf}-wK
 #                                 the MLP, the tiny Wide ResNet and the tiny
 #                                 Transformer partitioned for K = 2, 4, 8
@@ -80,15 +83,43 @@ mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/ref" "$STAGE/torch" "$WORK"
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
+# zoo_step NAME OPTIMIZER ZOO-ARGUMENTS...: WORK/NAME.mlir, the training
+# step of a zoo model.
+zoo_step() {
+  local name=$1 optimizer=$2
+  shift 2
+  PYTHONPATH="$ROOT/python" "$PYTHON" -m tofu.models "$@" \
+    | "$BUILD/bin/tofu-opt" --tofu-autodiff --tofu-optimizer="$optimizer" \
+        -o "$WORK/$name.mlir"
+}
+
+# export_step NAME EXPORT SIZES...: WORK/NAME.mlir, the training step (MSE
+# loss, SGD) of a torch-mlir-style export, its sizes as `--size k=v`.
+export_step() {
+  local name=$1
+  shift
+  PYTHONPATH="$ROOT/python" "$PYTHON" -m tofu exports "$@" \
+    -o "$WORK/$name.fwd.mlir"
+  "$BUILD/bin/tofu-opt" "$WORK/$name.fwd.mlir" \
+    --tofu-train-pipeline="loss=mse optimizer=sgd lr=0.01 devices=1 \
+report=none plan-out=none svg=none" -o "$WORK/$name.mlir" 2> /dev/null
+}
+
 # model NAME STEPS WARMUP OPTIMIZER ZOO-ARGUMENTS...
 model() {
   local name=$1 steps=$2 warmup=$3 optimizer=$4
   shift 4
   local t
   t=$(now)
-  PYTHONPATH="$ROOT/python" "$PYTHON" -m tofu.models "$@" \
-    | "$BUILD/bin/tofu-opt" --tofu-autodiff --tofu-optimizer="$optimizer" \
-        -o "$WORK/$name.mlir"
+  zoo_step "$name" "$optimizer" "$@"
+  compile "$name" "$steps" "$warmup" "$t"
+}
+
+# compile NAME STEPS WARMUP START: WORK/NAME.mlir lowered (to count its
+# launch sites and host waits), then compiled and linked into bin/NAME;
+# START is when building its step began.
+compile() {
+  local name=$1 steps=$2 warmup=$3 t=$4
   "$BUILD/bin/tofu-run" --gpu --gpu-lower-only "$WORK/$name.mlir" \
     --steps "$steps" --warmup "$warmup" > "$WORK/$name.low.mlir"
   local lowered
@@ -118,6 +149,17 @@ check() {
     > "$STAGE/ref/check-$name.cpu"
 }
 
+# exportcheck NAME EXPORT SIZES...: check of an export's step.
+exportcheck() {
+  local name=check-$1 t
+  shift
+  t=$(now)
+  export_step "$name" "$@"
+  compile "$name" 3 1 "$t"
+  "$BUILD/bin/tofu-run" "$WORK/$name.mlir" --steps 3 \
+    > "$STAGE/ref/$name.cpu"
+}
+
 check mlp "kind=sgd lr=0.05" \
   mlp --layers 2 --hidden 64 --batch 16 --features 32 --classes 10
 check wrn "kind=sgd lr=0.05" \
@@ -126,6 +168,11 @@ check tf "kind=adam lr=0.01" \
   transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 2
 check lstm "kind=sgd lr=0.05" \
   rnn --layers 1 --hidden 16 --steps 4 --batch 4 --embed 8
+# Depthwise and grouped convolutions (cuDNN's group count).
+exportcheck mobilenet mobilenet --size batch=2 --size image=16 \
+  --size width=25 --size stages=3
+exportcheck resnext resnext --size batch=2 --size image=16 \
+  --size widths=16,32 --size blocks=1,1 --size groups=2 --size group_width=4
 
 # partition NAME K OPTIMIZER ZOO-ARGUMENTS...: WORK/NAME.mlir, the model's
 # step partitioned for K devices.
