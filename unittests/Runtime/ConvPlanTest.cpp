@@ -314,7 +314,8 @@ TEST(ConvPlanTest, RejectsWhatCuDNNCannotDo) {
   EXPECT_EQ(planConv(p), "an extent or stride is not in [1, INT_MAX]");
   p = good;
   std::swap(p.wStrides[2], p.wStrides[3]);
-  EXPECT_EQ(planConv(p), "the filter is not packed in (F, C, KH, KW) order");
+  EXPECT_EQ(planConv(p),
+            "the filter is not packed in (F, C / groups, KH, KW) order");
   p = good;
   p.xStrides[3] = -1;
   EXPECT_EQ(planConv(p),

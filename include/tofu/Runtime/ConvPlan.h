@@ -149,7 +149,7 @@ inline std::string planConv(ConvProblem &p) {
   intptr_t packed = 1;
   for (int d = 3; d >= 0; --d) {
     if (p.wStrides[d] != packed)
-      return "the filter is not packed in (F, C, KH, KW) order";
+      return "the filter is not packed in (F, C / groups, KH, KW) order";
     packed *= ws[d];
   }
   return "";
