@@ -9,6 +9,9 @@
 # writes OUTDIR/tofu-gpu-bundle/ and OUTDIR/bundle.tar.xz with
 #   bin/check-{mlp,wrn,tf,lstm}   the four small models of
 #                                 tofu-run-gpu.test, 3 steps;
+#   bin/check-tf-warp             a Transformer whose rows are reduced by
+#                                 warps (--gpu-pipeline=warp-reductions=true),
+#                                 3 steps;
 #   bin/check-{mobilenet,resnext} small MobileNetV2 and ResNeXt exports
 #                                 (depthwise and grouped convolutions),
 #                                 3 steps;
@@ -117,17 +120,23 @@ model() {
 
 # compile NAME STEPS WARMUP START: WORK/NAME.mlir lowered (to count its
 # launch sites and host waits), then compiled and linked into bin/NAME;
-# START is when building its step began.
+# START is when building its step began. GPU_PIPELINE, if set, holds
+# options of tofu-gpu-pipeline.
 compile() {
   local name=$1 steps=$2 warmup=$3 t=$4
+  local options=()
+  if [ -n "${GPU_PIPELINE:-}" ]; then
+    options=(--gpu-pipeline="$GPU_PIPELINE")
+  fi
   "$BUILD/bin/tofu-run" --gpu --gpu-lower-only "$WORK/$name.mlir" \
-    --steps "$steps" --warmup "$warmup" > "$WORK/$name.low.mlir"
+    "${options[@]}" --steps "$steps" --warmup "$warmup" \
+    > "$WORK/$name.low.mlir"
   local lowered
   lowered=$(elapsed "$t")
   t=$(now)
   TOFU_CC=${TOFU_CC:-$CLANG} "$BUILD/bin/tofu-run" --gpu "$WORK/$name.mlir" \
-    --steps "$steps" --warmup "$warmup" --emit-executable "$STAGE/bin/$name" \
-    --executable-rpath '$ORIGIN/../lib'
+    "${options[@]}" --steps "$steps" --warmup "$warmup" \
+    --emit-executable "$STAGE/bin/$name" --executable-rpath '$ORIGIN/../lib'
   local launches syncs
   launches=$(grep -c 'gpu.launch_func' "$WORK/$name.low.mlir" \
     || true)
@@ -168,6 +177,9 @@ check tf "kind=adam lr=0.01" \
   transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 2
 check lstm "kind=sgd lr=0.05" \
   rnn --layers 1 --hidden 16 --steps 4 --batch 4 --embed 8
+# Rows of 128 (softmax, layer norm) reduced by warps.
+GPU_PIPELINE="warp-reductions=true" check tf-warp "kind=adam lr=0.01" \
+  transformer --layers 1 --hidden 64 --heads 2 --seq 128 --batch 2
 # Depthwise and grouped convolutions (cuDNN's group count).
 exportcheck mobilenet mobilenet --size batch=2 --size image=16 \
   --size width=25 --size stages=3

@@ -604,7 +604,11 @@ def TofuGPUSplitReductions
            "split reductions at least this long">,
     Option<"ratio", "ratio", "int64_t", /*default=*/"32",
            "preferred number of partial results per row (a divisor of the "
-           "row length is used)">
+           "row length is used)">,
+    Option<"rows", "rows", "bool", /*default=*/"true",
+           "also split a reduction whose loop walks the last dimension of "
+           "its largest input (a row); false leaves rows whole for "
+           "tofu-gpu-warp-reductions">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
@@ -654,6 +658,41 @@ def TofuGPUDeviceMemory : Pass<"tofu-gpu-device-memory", "mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def TofuGPUWarpReductions
+    : Pass<"tofu-gpu-warp-reductions", "mlir::ModuleOp"> {
+  let summary = "Reduce each row of a row reduction with one warp";
+  let description = [{
+    A `linalg.generic` on buffers that reduces rows (its innermost
+    reduction loop walks the contiguous last dimension of its largest
+    input, the reduction is at least `min-length` long, its combiner is
+    one that `linalg::matchReduction` recognises, and its shapes are
+    static f32 ones: a softmax's maximum and sum, a layer norm's
+    statistics, a loss) becomes two nested `scf.parallel` loops that
+    `gpu-map-parallel-loops` maps to one block per row and 32 threads per
+    block, one warp:
+
+    1. lane j applies the op's body to elements j, j + 32, j + 64, ... of
+       the row (neighbouring lanes read neighbouring elements), starting
+       from the combiner's neutral element;
+    2. five `gpu.shuffle xor` steps (offsets 16, 8, 4, 2, 1) combine the 32
+       partial results, in the same order on every run;
+    3. lane 0 combines the result into the output element.
+
+    The reduction loops are taken row-major as one loop of their product,
+    the parallel loops likewise as the rows. Other ops are left to
+    `tofu-gpu-parallel-loops`; ops inside `gpu.module`s are left alone.
+  }];
+  let options = [
+    Option<"minLength", "min-length", "int64_t", /*default=*/"64",
+           "reduce rows at least this long with a warp">
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::affine::AffineDialect",
+    "::mlir::gpu::GPUDialect"
   ];
 }
 

@@ -52,6 +52,11 @@ struct TofuGPUPipelineOptions
       llvm::cl::desc("strided data gradients write the interior of their "
                      "padded image instead of a packed image and a copy"),
       llvm::cl::init(false)};
+  Option<bool> warpReductions{
+      *this, "warp-reductions",
+      llvm::cl::desc("reduce rows with one warp each (warp shuffles) "
+                     "instead of splitting them"),
+      llvm::cl::init(false)};
   Option<std::string> report{
       *this, "report",
       llvm::cl::desc("write tofu-gpu-report's output to this file ('-' for "
@@ -65,7 +70,7 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       // Element-wise ops are memory-bound on the GPU: an element-wise
       // producer is recomputed in all its consumers rather than written.
       "tofu-fuse-elementwise{{duplicate=true},"
-      "tofu-gpu-split-reductions{{min-length={0} ratio={1}},"
+      "tofu-gpu-split-reductions{{min-length={0} ratio={1} rows={3}},"
       "canonicalize,cse,"
       // An op whose result is inserted into a slice of another tensor
       // writes into that slice instead of into a buffer of its own copied
@@ -90,10 +95,13 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "convert-tofu-to-gpu{{fold-strided-data-gradients={2}},"
       "tofu-gpu-device-memory",
       options.splitMinLength.getValue(), options.splitRatio.getValue(),
-      options.foldStridedDataGradients.getValue() ? "true" : "false");
+      options.foldStridedDataGradients.getValue() ? "true" : "false",
+      options.warpReductions.getValue() ? "false" : "true");
   if (!options.report.empty())
     text += llvm::formatv(",tofu-gpu-report{{output={0}}",
                           options.report.getValue());
+  if (options.warpReductions)
+    text += ",tofu-gpu-warp-reductions";
   text += llvm::formatv(
       ",tofu-gpu-parallel-loops{{block-size={0}},"
       "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"

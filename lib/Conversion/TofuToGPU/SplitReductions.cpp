@@ -27,12 +27,8 @@ namespace tofu {
 
 using namespace mlir;
 
-namespace {
-
-/// The single combiner of a one-output reduction (the op that folds the
-/// output's block argument into the yielded value) and its neutral element;
-/// null when there is none.
-std::pair<Operation *, TypedAttr> getCombiner(linalg::GenericOp op) {
+std::pair<Operation *, TypedAttr>
+tofu::getReductionCombiner(linalg::GenericOp op) {
   if (op.getNumDpsInits() != 1 || op.hasIndexSemantics())
     return {};
   SmallVector<Operation *, 1> combiners;
@@ -46,6 +42,24 @@ std::pair<Operation *, TypedAttr> getCombiner(linalg::GenericOp op) {
     return {};
   return {combiners[0], *neutral};
 }
+
+std::optional<unsigned> tofu::getRowLoop(linalg::GenericOp op) {
+  std::optional<unsigned> loop;
+  int64_t most = -1;
+  for (OpOperand *operand : op.getDpsInputOperands()) {
+    auto type = dyn_cast<ShapedType>(operand->get().getType());
+    if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+        type.getNumElements() <= most)
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(
+        op.getMatchingIndexingMap(operand).getResults().back());
+    most = type.getNumElements();
+    loop = dim ? std::optional<unsigned>(dim.getPosition()) : std::nullopt;
+  }
+  return loop;
+}
+
+namespace {
 
 SmallVector<unsigned> getReductionLoops(linalg::GenericOp op) {
   SmallVector<unsigned> loops;
@@ -178,7 +192,7 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (llvm::any_of(ranges, ShapedType::isDynamic))
       continue;
-    auto [combiner, neutral] = getCombiner(op);
+    auto [combiner, neutral] = tofu::getReductionCombiner(op);
     if (!combiner)
       continue;
     if (reductions.size() > 1) {
@@ -200,6 +214,8 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
     }
     int64_t length = ranges[reductions[0]];
     if (length < minLength)
+      continue;
+    if (!rows && tofu::getRowLoop(op) == reductions[0])
       continue;
     // linalg::splitReduction rewrites each operand's results as loops: an
     // index that is a constant (the unit dimension of a layer norm's

@@ -1,5 +1,6 @@
 // RUN: tofu-opt %s --tofu-gpu-split-reductions --split-input-file | FileCheck %s
 // RUN: tofu-opt %s --tofu-gpu-split-reductions="min-length=2000" --split-input-file | FileCheck %s --check-prefix=LONGER
+// RUN: tofu-opt %s --tofu-gpu-split-reductions="rows=false" --split-input-file | FileCheck %s --check-prefix=NOROWS
 
 // Tests that a row reduction of 1024 becomes 32 partial results per row
 // (inner-parallel: thread j reads elements j, j + 32, ...) combined by a
@@ -15,6 +16,12 @@
 // CHECK: arith.maximumf
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[PARTIAL]] : tensor<32x4xf32>) outs(%{{.*}} : tensor<4xf32>)
 // CHECK: arith.maximumf
+// With rows=false (for tofu-gpu-warp-reductions) the row stays whole.
+// NOROWS-LABEL: func.func @row_max
+// NOROWS-NOT: tensor.expand_shape
+// NOROWS: linalg.generic
+// NOROWS-NOT: linalg.generic
+// NOROWS: return
 // LONGER-LABEL: func.func @row_max
 // LONGER-NOT: tensor.expand_shape
 // LONGER: return
@@ -61,6 +68,9 @@ func.func @loss(%x: tensor<16x512xf32>, %y: tensor<16x512xf32>, %init: tensor<f3
 // threads of both ops touch neighbouring columns.
 
 // CHECK-LABEL: func.func @column_sum
+// A column is no row: split with rows=false too.
+// NOROWS-LABEL: func.func @column_sum
+// NOROWS: outs(%{{.*}} : tensor<32x64xf32>)
 // CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<32x64xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[PARTIAL]] : tensor<32x64xf32>) outs(%{{.*}} : tensor<64xf32>)
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -80,6 +90,13 @@ func.func @column_sum(%x: tensor<1024x64xf32>, %init: tensor<64xf32>) -> tensor<
 // one: the outer loop's 8 partials lead the partial tensor (8x16).
 
 // CHECK-LABEL: func.func @outer_and_inner
+// With rows=false the outer loop's partials are made, and the rows of 512
+// left whole.
+// NOROWS-LABEL: func.func @outer_and_inner
+// NOROWS-NOT: tensor.expand_shape
+// NOROWS: outs(%{{.*}} : tensor<8x16xf32>)
+// NOROWS-NOT: tensor.expand_shape
+// NOROWS: return
 // CHECK: %[[OUTER:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8x16xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[OUTER]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<16xf32>)
 #x3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>

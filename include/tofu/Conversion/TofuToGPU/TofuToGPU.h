@@ -30,6 +30,7 @@ namespace tofu {
 #define GEN_PASS_DECL_TOFUGPUSPLITREDUCTIONS
 #define GEN_PASS_DECL_TOFUGPUDEVICEMEMORY
 #define GEN_PASS_DECL_TOFUGPUPARALLELLOOPS
+#define GEN_PASS_DECL_TOFUGPUWARPREDUCTIONS
 #define GEN_PASS_DECL_TOFUGPUREPORT
 #define GEN_PASS_DECL_TOFUGPUSTREAMORDER
 #define GEN_PASS_DECL_TOFUGPUMERGEKERNELS
@@ -40,6 +41,18 @@ namespace tofu {
 /// cuDNN: a single-precision GEMM or convolution); the passes before it
 /// leave such ops as they are.
 bool isLibraryOp(mlir::linalg::LinalgOp op);
+
+/// The single combiner of a one-output reduction (the op that folds the
+/// output's block argument into the yielded value, as
+/// linalg::matchReduction finds it) and its neutral element; a null op
+/// when there is none.
+std::pair<mlir::Operation *, mlir::TypedAttr>
+getReductionCombiner(mlir::linalg::GenericOp op);
+
+/// The loop of `op` that walks the last dimension of its input of static
+/// shape with the most elements, if one does: a reduction along it reduces
+/// rows, which neighbouring threads read coalesced.
+std::optional<unsigned> getRowLoop(mlir::linalg::GenericOp op);
 
 /// Marks a call of the CUDA runtime that only queues work on the runtime's
 /// one stream and does not wait (the step timers): tofu-gpu-stream-order
