@@ -40,6 +40,7 @@ void registerTestCoarsenPass();
 void registerTestGradCheckPass();
 void registerTestTrainLoopPass();
 void registerTestFanInPass();
+void registerTestEmulateWarpsPass();
 } // namespace test
 } // namespace tofu
 
@@ -65,6 +66,7 @@ int main(int argc, char **argv) {
   tofu::test::registerTestGradCheckPass();
   tofu::test::registerTestTrainLoopPass();
   tofu::test::registerTestFanInPass();
+  tofu::test::registerTestEmulateWarpsPass();
   // A misspelled option of a Tofu pass names the pass and the nearest
   // option, instead of the options parser's bare "no such option".
   if (!tofu::checkPassOptionSpelling(argc, argv, "tofu-opt"))
