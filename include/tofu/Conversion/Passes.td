@@ -597,7 +597,9 @@ def TofuGPUSplitReductions
     alone, and so is step 2 for an op with an operand indexed by anything
     but its loops (a layer norm's keepdim row statistics, `(d0, 0)`):
     `linalg::splitReduction` indexes such a constant with a loop and makes
-    an op that does not verify.
+    an op that does not verify. With `rows=false`, an f32 reduction along
+    the last dimension of its largest input (a row) is left whole for
+    `tofu-gpu-warp-reductions`.
   }];
   let options = [
     Option<"minLength", "min-length", "int64_t", /*default=*/"256",
@@ -607,7 +609,7 @@ def TofuGPUSplitReductions
            "row length is used)">,
     Option<"rows", "rows", "bool", /*default=*/"true",
            "also split a reduction whose loop walks the last dimension of "
-           "its largest input (a row); false leaves rows whole for "
+           "its largest input (a row); false leaves f32 rows whole for "
            "tofu-gpu-warp-reductions">
   ];
   let dependentDialects = [
@@ -670,7 +672,9 @@ def TofuGPUWarpReductions
     input, the reduction is at least `min-length` long, its combiner is
     one that `linalg::matchReduction` recognises, and its shapes are
     static f32 ones: a softmax's maximum and sum, a layer norm's
-    statistics, a loss) becomes two nested `scf.parallel` loops that
+    statistics, a loss; each row its own output element, which no input
+    is; not inside another parallel loop) becomes two nested
+    `scf.parallel` loops that
     `gpu-map-parallel-loops` maps to one block per row and 32 threads per
     block, one warp:
 

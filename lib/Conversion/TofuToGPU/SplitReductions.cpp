@@ -215,7 +215,9 @@ void TofuGPUSplitReductionsPass::runOnOperation() {
     int64_t length = ranges[reductions[0]];
     if (length < minLength)
       continue;
-    if (!rows && tofu::getRowLoop(op) == reductions[0])
+    // Rows that tofu-gpu-warp-reductions takes (f32) stay whole.
+    if (!rows && tofu::getRowLoop(op) == reductions[0] &&
+        getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
       continue;
     // linalg::splitReduction rewrites each operand's results as loops: an
     // index that is a constant (the unit dimension of a layer norm's

@@ -36,6 +36,13 @@ std::pair<Operation *, TypedAttr> getWarpReduction(linalg::GenericOp op,
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       tofu::isLibraryOp(op))
     return {};
+  // The block and thread loops must be the kernel's own: inside another
+  // parallel loop, gpu-map-parallel-loops would map the lanes to a
+  // sequential loop and the shuffles would mix rows.
+  if (op->getParentOfType<scf::ParallelOp>() ||
+      op->getParentOfType<scf::ForallOp>() ||
+      op->getParentOfType<gpu::LaunchOp>())
+    return {};
   auto out = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
   if (!out || !out.getElementType().isF32())
     return {};
@@ -52,18 +59,30 @@ std::pair<Operation *, TypedAttr> getWarpReduction(linalg::GenericOp op,
   std::optional<unsigned> row = tofu::getRowLoop(op);
   if (length < minLength || row != reductions.back())
     return {};
+  Value target = op.getDpsInits()[0];
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!type)
+    // A lane reads its inputs before lane 0 writes the output: an output
+    // that is also an input would be read unchanged.
+    if (!type || input->get() == target)
       return {};
     AffineMap map = op.getMatchingIndexingMap(input);
     if (type.getRank() > 0 && map.getResults().back().isFunctionOfDim(*row) &&
         !type.isLastDimUnitStride())
       return {};
   }
+  // Each row its own output element (every parallel loop a result of the
+  // output's map, no reduction loop in it): the blocks' lanes 0 never
+  // update one element together.
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   for (unsigned loop : reductions)
     if (outMap.isFunctionOfDim(loop))
+      return {};
+  SmallVector<unsigned> parallel;
+  op.getParallelDims(parallel);
+  for (unsigned loop : parallel)
+    if (!llvm::is_contained(outMap.getResults(),
+                            getAffineDimExpr(loop, op.getContext())))
       return {};
   return tofu::getReductionCombiner(op);
 }

@@ -227,3 +227,23 @@ func.func @convolution_gradients(%x: tensor<8x2x2x18x18xf32>, %dy: tensor<8x2x2x
   } -> tensor<4x3x3xf32>
   return %g, %d : tensor<2x2x2x3x3xf32>, tensor<4x3x3xf32>
 }
+
+// -----
+
+// Tests that an f64 row, which tofu-gpu-warp-reductions does not take, is
+// split with rows=false too.
+
+// CHECK-LABEL: func.func @f64_row
+// CHECK: tensor.expand_shape
+// NOROWS-LABEL: func.func @f64_row
+// NOROWS: tensor.expand_shape
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#r0 = affine_map<(d0, d1) -> (d0)>
+func.func @f64_row(%x: tensor<4x1024xf64>, %init: tensor<4xf64>) -> tensor<4xf64> {
+  %r = linalg.generic {indexing_maps = [#id, #r0], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x1024xf64>) outs(%init : tensor<4xf64>) {
+  ^bb0(%i: f64, %o: f64):
+    %a = arith.addf %o, %i : f64
+    linalg.yield %a : f64
+  } -> tensor<4xf64>
+  return %r : tensor<4xf64>
+}

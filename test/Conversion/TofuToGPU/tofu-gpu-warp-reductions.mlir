@@ -1,5 +1,7 @@
 // RUN: tofu-opt %s --tofu-gpu-warp-reductions --split-input-file | FileCheck %s
 // RUN: tofu-opt %s --tofu-gpu-warp-reductions="min-length=2000" --split-input-file | FileCheck %s --check-prefix=LONGER
+// RUN: tofu-opt %s --split-input-file --pass-pipeline="builtin.module(tofu-gpu-warp-reductions,func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),canonicalize)" \
+// RUN:   | FileCheck %s --check-prefix=LAUNCH
 
 // Tests that a row reduction of 1024 (a variance's sum of squares, which
 // also reads the row's mean) becomes one block per row (4) of one warp
@@ -34,6 +36,19 @@
 // CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]]
 // CHECK: memref.store %[[NEW]], %[[OUT]]
 // CHECK-NOT: linalg.generic
+// The loops map to a launch of one block per row (4) and 32 threads per
+// block, the shuffles in every thread, outside any loop or guard.
+// LAUNCH-LABEL: func.func @row_sum_of_squares
+// LAUNCH-DAG: %[[C4:.*]] = arith.constant 4 : index
+// LAUNCH-DAG: %[[C32:.*]] = arith.constant 32 : index
+// LAUNCH: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C4]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C32]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}})
+// LAUNCH: scf.for
+// LAUNCH: scf.yield
+// LAUNCH-NEXT: }
+// LAUNCH-NOT: scf.if
+// LAUNCH-COUNT-5: gpu.shuffle  xor
+// LAUNCH: scf.if
+// LAUNCH: gpu.terminator
 // LONGER-LABEL: func.func @row_sum_of_squares
 // LONGER: linalg.generic
 // LONGER-NOT: gpu.shuffle
@@ -148,6 +163,50 @@ func.func @left_alone(%x: memref<1024x64xf32>, %cols: memref<64xf32>, %short: me
   ^bb0(%i: f64, %o: f64):
     %a = arith.addf %o, %i : f64
     linalg.yield %a : f64
+  }
+  return
+}
+
+// -----
+
+// Tests three more ops left alone: an output that is also an input (the
+// lanes would read it before lane 0 writes it), an op inside another
+// parallel loop (whose mapping would put the lanes in a sequential loop),
+// and rows that share one output element (a rank-0 output: the blocks'
+// lanes 0 would update it together).
+
+// CHECK-LABEL: func.func @more_left_alone
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: gpu.shuffle
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#r0 = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> ()>
+func.func @more_left_alone(%x: memref<4x1024xf32>, %rows: memref<4xf32>, %b: memref<2x4x128xf32>,
+                           %brows: memref<2x4xf32>, %total: memref<f32>) {
+  linalg.generic {indexing_maps = [#id, #r0, #r0], iterator_types = ["parallel", "reduction"]} ins(%x, %rows : memref<4x1024xf32>, memref<4xf32>) outs(%rows : memref<4xf32>) {
+  ^bb0(%i: f32, %r: f32, %o: f32):
+    %p = arith.mulf %i, %r : f32
+    %a = arith.addf %o, %p : f32
+    linalg.yield %a : f32
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    %xs = memref.subview %b[%i, 0, 0] [1, 4, 128] [1, 1, 1] : memref<2x4x128xf32> to memref<4x128xf32, strided<[128, 1], offset: ?>>
+    %os = memref.subview %brows[%i, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #r0], iterator_types = ["parallel", "reduction"]} ins(%xs : memref<4x128xf32, strided<[128, 1], offset: ?>>) outs(%os : memref<4xf32, strided<[1], offset: ?>>) {
+    ^bb0(%v: f32, %o: f32):
+      %a = arith.addf %o, %v : f32
+      linalg.yield %a : f32
+    }
+    scf.reduce
+  }
+  linalg.generic {indexing_maps = [#id, #all], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x1024xf32>) outs(%total : memref<f32>) {
+  ^bb0(%i: f32, %o: f32):
+    %a = arith.addf %o, %i : f32
+    linalg.yield %a : f32
   }
   return
 }
