@@ -492,11 +492,17 @@ def TofuFuseElementwise
     (`populateElementwiseOpsFusionPatterns`), restricted so that the result
     still maps onto libraries and loops well:
 
-    - a producer is fused only into its single consumer (no recomputation),
+    - a producer is fused into its single consumer (no recomputation),
       unless the option `duplicate` is set: then an all-parallel producer
       whose every consumer can take it is fused into all of them and
       disappears (each consumer recomputes its element-wise body, which
       saves a pass over memory where such ops are memory-bound: the GPU);
+    - with `keep-results` (default on), an all-parallel producer with
+      other uses is fused into an all-parallel consumer over the same loops
+      that reads each of its elements once, and the fused op also yields
+      the producer's results for the other uses, which must come after the
+      consumer (Adam's new moments, which the weight's update reads and
+      the step returns: one loop per weight instead of three);
     - a producer that reads its own output (accumulating into a fill, as
       the backward ops of `tofu-autodiff` do) is not fused: upstream fusion
       of such producers changed the losses of the MLP training step. Such
@@ -526,7 +532,11 @@ def TofuFuseElementwise
   let options = [
     Option<"duplicate", "duplicate", "bool", /*default=*/"false",
            "fuse an element-wise producer into all of its consumers, "
-           "recomputing it in each, when every consumer can take it">
+           "recomputing it in each, when every consumer can take it">,
+    Option<"keepResults", "keep-results", "bool", /*default=*/"true",
+           "fuse an all-parallel producer with other uses into a consumer "
+           "over the same loops, the fused op yielding the producer's "
+           "results for those uses">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"

@@ -258,6 +258,41 @@ bool takesProducer(OpOperand &operand) {
   return consumer && !tofu::isProductOp(consumer);
 }
 
+/// Whether the all-parallel `producer` may fuse into the consumer of
+/// `operand` while its results stay available to their other uses (the
+/// fused op yields them too): the consumer is an all-parallel generic over
+/// the same loops that reads each of the producer's elements once (both
+/// maps are permutations), so nothing is recomputed and each preserved
+/// result is written once, and every other use comes after the consumer,
+/// where the fused op stands. Adam's new moments are such producers: the
+/// weight's update reads them and the step returns them; fused, the
+/// update of a weight is one pass over memory instead of three.
+bool fusesKeepingResults(linalg::GenericOp producer, OpOperand *operand,
+                         unsigned maxOperands) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!consumer || consumer->getBlock() != producer->getBlock() ||
+      producer.getNumLoops() != producer.getNumParallelLoops() ||
+      consumer.getNumLoops() != consumer.getNumParallelLoops() ||
+      consumer.getNumLoops() != producer.getNumLoops() ||
+      !consumer.getMatchingIndexingMap(operand).isPermutation() ||
+      consumer->getNumOperands() - 1 + producer->getNumOperands() >
+          maxOperands ||
+      !linalg::areElementwiseOpsFusable(operand))
+    return false;
+  for (OpResult result : producer->getResults()) {
+    if (!producer.getIndexingMapMatchingResult(result).isPermutation())
+      return false;
+    for (Operation *user : result.getUsers()) {
+      if (user == consumer)
+        continue;
+      Operation *ancestor = consumer->getBlock()->findAncestorOpInBlock(*user);
+      if (!ancestor || !consumer->isBeforeInBlock(ancestor))
+        return false;
+    }
+  }
+  return true;
+}
+
 /// Fuses the producer of `operand` into its consumer when the producer does
 /// not read its own output, the consumer is not an op that becomes a
 /// library call (a GEMM or a convolution), and the producer has no other
@@ -293,6 +328,51 @@ bool shouldFuse(OpOperand *operand, bool duplicate) {
          });
 }
 
+/// Fuses a producer with other uses into a consumer where
+/// fusesKeepingResults allows it; the producer's results then come from
+/// the fused op for every use.
+/// With `duplicate`, a producer that shouldFuse duplicates into all of its
+/// consumers is left to that.
+struct FuseKeepingResults : OpRewritePattern<linalg::GenericOp> {
+  FuseKeepingResults(MLIRContext *context, bool duplicate)
+      : OpRewritePattern(context), duplicate(duplicate) {}
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!consumer.hasPureTensorSemantics())
+      return failure();
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || producer->hasOneUse() ||
+          !producer.hasPureTensorSemantics() ||
+          llvm::any_of(producer.getRegionOutputArgs(),
+                       [](BlockArgument a) { return !a.use_empty(); }) ||
+          (duplicate && shouldFuse(&operand, /*duplicate=*/true)) ||
+          !fusesKeepingResults(producer, &operand, kMaxOperands))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+          return use.getOwner() != fused->fusedOp;
+        });
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      if (consumer->use_empty())
+        rewriter.eraseOp(consumer);
+      return success();
+    }
+    return failure();
+  }
+
+  /// A fused op that keeps results has an output per result (Adam's
+  /// update: gradient, weight, two moments, two step factors, and three
+  /// outputs).
+  static constexpr unsigned kMaxOperands = 12;
+  bool duplicate;
+};
+
 struct TofuFuseElementwisePass
     : public tofu::impl::TofuFuseElementwiseBase<
           TofuFuseElementwisePass> {
@@ -321,6 +401,8 @@ struct TofuFuseElementwisePass
         patterns, [fuseIntoAll](OpOperand *operand) {
           return shouldFuse(operand, fuseIntoAll);
         });
+    if (keepResults)
+      patterns.add<FuseKeepingResults>(&getContext(), duplicate);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     applyToSteps(std::move(patterns), GreedyRewriteConfig());
   }

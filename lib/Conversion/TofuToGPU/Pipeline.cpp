@@ -69,7 +69,9 @@ void buildTofuGPUPipeline(OpPassManager &pm,
   std::string text = llvm::formatv(
       // Element-wise ops are memory-bound on the GPU: an element-wise
       // producer is recomputed in all its consumers rather than written.
-      "tofu-fuse-elementwise{{duplicate=true},"
+      // Fusion that keeps a producer's results (one kernel for Adam's
+      // update of a weight) is the CPU's until a GPU has timed it.
+      "tofu-fuse-elementwise{{duplicate=true keep-results=false},"
       "tofu-gpu-split-reductions{{min-length={0} ratio={1} rows={3}},"
       "canonicalize,cse,"
       // An op whose result is inserted into a slice of another tensor
