@@ -162,6 +162,11 @@ static llvm::cl::opt<std::string> gpuPipelineOptions(
     llvm::cl::desc("With --gpu: options of tofu-gpu-pipeline, e.g. "
                    "'split-ratio=16 fold-strided-data-gradients=false'"),
     llvm::cl::value_desc("options"), llvm::cl::cat(tofuRunCategory));
+static llvm::cl::opt<std::string> cpuPipelineOptions(
+    "cpu-pipeline",
+    llvm::cl::desc("Without --gpu: more options of tofu-cpu-pipeline, e.g. "
+                   "'fuse-keep-results=false approximate-math=false'"),
+    llvm::cl::value_desc("options"), llvm::cl::cat(tofuRunCategory));
 static llvm::cl::opt<std::string> emitExecutable(
     "emit-executable",
     llvm::cl::desc("Write a standalone executable of the run (the lowered "
@@ -847,6 +852,9 @@ int main(int argc, char **argv) {
   if (gpuPipelineOptions.getNumOccurrences() && !onGPU)
     return fail("--gpu-pipeline sets options of the GPU lowering: give --gpu "
                 "too");
+  if (cpuPipelineOptions.getNumOccurrences() && onGPU)
+    return fail("--cpu-pipeline sets options of the CPU lowering; with --gpu "
+                "give --gpu-pipeline");
   if (inputFile == "-" && ranks > 1)
     return fail("cannot read the step from stdin with " + llvm::Twine(ranks) +
                 " ranks (mpiexec gives stdin to rank 0 only): write it to a "
@@ -1062,7 +1070,7 @@ int main(int argc, char **argv) {
     // The communication becomes calls into the runtime.
     communication = combine + ",convert-tofu-to-mpi";
     lowering = std::string("tofu-cpu-pipeline{library-calls=") +
-               (libraryCalls ? "1" : "0") + "}";
+               (libraryCalls ? "1" : "0") + " " + cpuPipelineOptions + "}";
   } else {
     // A partitioned step's communication calls the GPU collectives
     // (Collectives.cpp: NCCL, one process per GPU under mpiexec).

@@ -42,6 +42,13 @@ struct TofuCPUPipelineOptions
                      "(tofu-fuse-elementwise; the training driver is left "
                      "as it is)"),
       llvm::cl::init(true)};
+  Option<bool> fuseKeepResults{
+      *this, "fuse-keep-results",
+      llvm::cl::desc("With fuse-elementwise: also fuse a producer with "
+                     "other uses into a consumer over the same loops, "
+                     "keeping its results (tofu-fuse-elementwise's "
+                     "keep-results: Adam's update of a weight in one loop)"),
+      llvm::cl::init(true)};
   Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("f32 tanh, exp, expm1, log, log1p and erf as "
@@ -52,7 +59,10 @@ struct TofuCPUPipelineOptions
 
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
-  std::string text = options.fuseElementwise ? "tofu-fuse-elementwise," : "";
+  std::string text = !options.fuseElementwise ? ""
+                     : options.fuseKeepResults
+                         ? "tofu-fuse-elementwise,"
+                         : "tofu-fuse-elementwise{keep-results=false},";
   // 1x1 convolutions as products batched over the images (OpenBLAS calls).
   if (options.libraryCalls)
     text += "tofu-cpu-unit-windows,";
