@@ -146,15 +146,25 @@ void tofu::printTofuPassHelp() {
     if (mlir::PassInfo::lookup(name))
       passes.push_back(name.str());
   }
+  // The descriptions start in one column, right of the widest option: an
+  // option wider than the column leaves `descIndent - indent - width`
+  // negative, and LLVM's option printer pads by that difference as an
+  // unsigned number (gigabytes of spaces).
+  constexpr size_t kIndent = 2;
+  size_t descIndent = 34;
+  for (const std::vector<std::string> *names : {&pipelines, &passes})
+    for (const std::string &name : *names)
+      descIndent = std::max(descIndent,
+                            kIndent + lookupEntry(name)->getOptionWidth() + 2);
   llvm::outs() << "Tofu-MLIR pipelines (docs/; `--NAME=\"option=value "
                   "...\"`):\n\n";
   for (const std::string &name : pipelines)
-    lookupEntry(name)->printHelpStr(/*indent=*/2, /*descIndent=*/34);
+    lookupEntry(name)->printHelpStr(kIndent, descIndent);
   llvm::outs() << "\nTofu-MLIR passes, each followed by its defaults as a "
                   "pipeline element:\n\n";
   for (const std::string &name : passes) {
     const mlir::PassRegistryEntry *entry = lookupEntry(name);
-    entry->printHelpStr(/*indent=*/2, /*descIndent=*/34);
+    entry->printHelpStr(kIndent, descIndent);
     mlir::OpPassManager pm;
     if (succeeded(entry->addToPipeline(
             pm, "", [](const llvm::Twine &) { return mlir::failure(); }))) {
