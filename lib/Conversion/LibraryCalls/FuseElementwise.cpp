@@ -279,6 +279,12 @@ bool fusesKeepingResults(linalg::GenericOp producer, OpOperand *operand,
           maxOperands ||
       !linalg::areElementwiseOpsFusable(operand))
     return false;
+  // A consumer that also writes into the producer's result would keep the
+  // producer alive for its init and compute the producer's body again.
+  if (llvm::any_of(consumer.getDpsInits(), [&](Value init) {
+        return init.getDefiningOp() == producer.getOperation();
+      }))
+    return false;
   for (OpResult result : producer->getResults()) {
     if (!producer.getIndexingMapMatchingResult(result).isPermutation())
       return false;

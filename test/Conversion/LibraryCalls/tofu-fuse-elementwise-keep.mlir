@@ -123,3 +123,33 @@ func.func @broadcast_consumer(%a: tensor<64xf32>) -> (tensor<64xf32>, tensor<64x
   } -> tensor<64x4xf32>
   return %p, %c : tensor<64xf32>, tensor<64x4xf32>
 }
+
+// -----
+
+// A consumer that reads the producer and accumulates into it as its init
+// would keep the producer for the init and compute exp again: both stay.
+
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @producer_as_init
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<64xf32>, tensor<64xf32>) outs(%[[P]] : tensor<64xf32>)
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @producer_as_init(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %p = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]}
+      ins(%a : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %0 = math.exp %x : f32
+    linalg.yield %0 : f32
+  } -> tensor<64xf32>
+  %c = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]}
+      ins(%p, %b : tensor<64xf32>, tensor<64xf32>) outs(%p : tensor<64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %0 = arith.mulf %x, %y : f32
+    %1 = arith.addf %0, %o : f32
+    linalg.yield %1 : f32
+  } -> tensor<64xf32>
+  return %c : tensor<64xf32>
+}
