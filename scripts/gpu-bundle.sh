@@ -12,6 +12,8 @@
 #   bin/check-tf-warp             a Transformer whose rows are reduced by
 #                                 warps (--gpu-pipeline=warp-reductions=true),
 #                                 3 steps;
+#   bin/check-tf-keep             check-tf with Adam's updates fused
+#                                 (--gpu-pipeline=fuse-keep-results=true);
 #   bin/check-{mobilenet,resnext} small MobileNetV2 and ResNeXt exports
 #                                 (depthwise and grouped convolutions),
 #                                 3 steps;
@@ -27,6 +29,8 @@
 #   bin/speed-{mlp,bert,wresnet}  benchmarks/gpu_step.py's three models,
 #                                 5 warm-up + 20 timed steps (not with
 #                                 --checks-only);
+#   bin/speed-bert-keep           speed-bert with fuse-keep-results=true
+#                                 (not with --checks-only);
 #   bin/speed-part-mlp-w2         speed-mlp's step partitioned for 2
 #                                 devices, as 2 workers on the one GPU
 #                                 (not with --checks-only);
@@ -180,6 +184,9 @@ check lstm "kind=sgd lr=0.05" \
 # Rows of 128 (softmax, layer norm) reduced by warps.
 GPU_PIPELINE="warp-reductions=true" check tf-warp "kind=adam lr=0.01" \
   transformer --layers 1 --hidden 64 --heads 2 --seq 128 --batch 2
+# Adam's update of each weight as one kernel (fusion that keeps results).
+GPU_PIPELINE="fuse-keep-results=true" check tf-keep "kind=adam lr=0.01" \
+  transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 2
 # Depthwise and grouped convolutions (cuDNN's group count).
 exportcheck mobilenet mobilenet --size batch=2 --size image=16 \
   --size width=25 --size stages=3
@@ -233,6 +240,10 @@ if [ "$checksOnly" = 0 ]; then
     mlp --batch 512 --hidden 8192 --layers 4
   model speed-bert 25 5 "kind=adam lr=0.0001" \
     transformer --layers 4 --seq 512 --batch 8
+  # The BERT slice with Adam's updates fused (one kernel per weight),
+  # against speed-bert.
+  GPU_PIPELINE="fuse-keep-results=true" model speed-bert-keep 25 5 \
+    "kind=adam lr=0.0001" transformer --layers 4 --seq 512 --batch 8
   model speed-wresnet 25 5 "kind=sgd" \
     wresnet --depth 50 --width 4 --batch 32 --image 224
   # The MLP's step as 2 workers on the one GPU, against speed-mlp (k = 1).

@@ -19,6 +19,9 @@ SPEED = [("speed-mlp", "mlp", "MLP 4x8192, batch 512, SGD"),
 # A partitioned step as in-process workers on one GPU, and its k = 1 step.
 PARTITIONED = [("speed-part-mlp-w2", "speed-mlp",
                 "MLP 4x8192, batch 512, SGD, 2 workers")]
+# A step lowered with other tofu-gpu-pipeline options, and the default's.
+VARIANTS = [("speed-bert-keep", "speed-bert",
+             "BERT-Large slice, Adam, fuse-keep-results=true")]
 
 
 def read(path):
@@ -91,12 +94,28 @@ def main():
             mib(row.get("live")), mib(row.get("held")),
             mib(t.get("torch_max_memory_allocated")),
             str(row.get("allocs_after", "-"))]) + " |")
-    rows = [(exe, one, label) for exe, one, label in PARTITIONED
+    for pairs, title, columns in (
+            (PARTITIONED, "partitioned steps as in-process workers on the "
+             "one GPU against the step at k = 1", ("k workers ms", "k = 1 ms")),
+            (VARIANTS, "steps lowered with other tofu-gpu-pipeline options "
+             "against the default lowering", ("variant ms", "default ms"))):
+        failed |= compare(log, pairs, title, columns)
+    with open(os.path.join(log, "summary.json"), "w") as f:
+        json.dump({"speed": {exe: tofu_run(log, exe) for exe, _, _ in
+                             SPEED + PARTITIONED + VARIANTS},
+                   "torch": torch}, f, indent=2)
+    return 1 if failed else 0
+
+
+def compare(log, pairs, title, columns):
+    """Prints each measured (exe, base) pair's times and their ratio;
+    returns whether one of them was not measured."""
+    failed = False
+    rows = [(exe, base, label) for exe, base, label in pairs
             if os.path.exists(os.path.join(log, exe + ".1.rc"))]
     if rows:
-        print("\npartitioned steps as in-process workers on the one GPU "
-              "against the step at k = 1:")
-        print("| model | k workers ms | k = 1 ms | ratio |")
+        print("\n%s:" % title)
+        print("| model | %s | %s | ratio |" % columns)
         print("|---|---|---|---|")
     for exe, one, label in rows:
         row, base = tofu_run(log, exe), tofu_run(log, one)
@@ -106,11 +125,7 @@ def main():
             label, "%.2f" % ms if ms else "exit %s" % row["rc"],
             "%.2f" % base_ms if base_ms else "-",
             "%.2f" % (ms / base_ms) if ms and base_ms else "-"))
-    with open(os.path.join(log, "summary.json"), "w") as f:
-        json.dump({"speed": {exe: tofu_run(log, exe) for exe, _, _ in
-                             SPEED + PARTITIONED},
-                   "torch": torch}, f, indent=2)
-    return 1 if failed else 0
+    return failed
 
 
 if __name__ == "__main__":

@@ -52,6 +52,13 @@ struct TofuGPUPipelineOptions
       llvm::cl::desc("strided data gradients write the interior of their "
                      "padded image instead of a packed image and a copy"),
       llvm::cl::init(false)};
+  Option<bool> fuseKeepResults{
+      *this, "fuse-keep-results",
+      llvm::cl::desc("fuse a producer with other uses into a consumer over "
+                     "the same loops, keeping its results "
+                     "(tofu-fuse-elementwise's keep-results: Adam's update "
+                     "of a weight in one kernel)"),
+      llvm::cl::init(false)};
   Option<bool> warpReductions{
       *this, "warp-reductions",
       llvm::cl::desc("reduce rows with one warp each (warp shuffles) "
@@ -70,8 +77,8 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       // Element-wise ops are memory-bound on the GPU: an element-wise
       // producer is recomputed in all its consumers rather than written.
       // Fusion that keeps a producer's results (one kernel for Adam's
-      // update of a weight) is the CPU's until a GPU has timed it.
-      "tofu-fuse-elementwise{{duplicate=true keep-results=false},"
+      // update of a weight) is an option until a GPU has timed it.
+      "tofu-fuse-elementwise{{duplicate=true keep-results={4}},"
       "tofu-gpu-split-reductions{{min-length={0} ratio={1} rows={3}},"
       "canonicalize,cse,"
       // An op whose result is inserted into a slice of another tensor
@@ -98,7 +105,8 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "tofu-gpu-device-memory",
       options.splitMinLength.getValue(), options.splitRatio.getValue(),
       options.foldStridedDataGradients.getValue() ? "true" : "false",
-      options.warpReductions.getValue() ? "false" : "true");
+      options.warpReductions.getValue() ? "false" : "true",
+      options.fuseKeepResults.getValue() ? "true" : "false");
   if (!options.report.empty())
     text += llvm::formatv(",tofu-gpu-report{{output={0}}",
                           options.report.getValue());
