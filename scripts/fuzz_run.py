@@ -55,6 +55,8 @@ OPTIONS = {
     "--threads": ["0", "1", "2", "2000"],
     "--func": ["", "nosuch", "forward_train"],
     "--emit-executable": ["{dir}/train", "/nonexistent/dir/train"],
+    "--cpu-pipeline": ["fuse-keep-results=false", "no-such=1", "{", "}",
+                       "fuse-keep-results=maybe", "outline-min-loops=0"],
 }
 FLAGS = ["--list-inputs", "--reference", "--timing", "--report",
          "--library-calls=false", "--gpu-lower-only", "--gpu"]

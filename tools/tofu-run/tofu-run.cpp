@@ -1079,6 +1079,13 @@ int main(int argc, char **argv) {
                         : "";
     lowering = "tofu-gpu-pipeline{" + gpuPipelineOptions + "}";
   }
+  // The lowering's options (--cpu-pipeline, --gpu-pipeline) are checked
+  // before anything runs; the parser has said what is wrong.
+  if (PassManager check(&context);
+      failed(parsePassPipeline(lowering, check, llvm::errs())))
+    return fail(llvm::Twine("the lowering '") + lowering +
+                "' is not valid: see " +
+                (onGPU ? "--gpu-pipeline" : "--cpu-pipeline"));
   // On the GPU the step timer is stream-ordered and always there.
   bool stepTimer = timing || onGPU;
   // The driver, the communication and the step timer: what the run's
