@@ -112,8 +112,11 @@ public:
         waitUntil([&] {
           return controls[j]->finished.load(std::memory_order_acquire) >= n - 2;
         });
-    pack(in, std::vector<int64_t>(in.sizes.size(), 0), in.sizes,
-         buffers[me] + offset);
+    if (isContiguous(in))
+      std::memcpy(buffers[me] + offset, in.data, in.volume() * in.elementBytes);
+    else
+      pack(in, std::vector<int64_t>(in.sizes.size(), 0), in.sizes,
+           buffers[me] + offset);
     controls[me]->published.store(n, std::memory_order_release);
     for (int j = 0; j < size; ++j)
       waitUntil([&] {
@@ -202,14 +205,18 @@ void freeSegment(Segment *segment) {
 bool allGather(Segment *s, const View &in, const View &out, int64_t dim) {
   if (!s || !s->fits(in))
     return false;
-  // The members' tiles follow each other in a dense result when the
-  // dimensions outside `dim` are 1: one copy each.
-  bool direct = isContiguous(out) && getOuterVolume(out, dim) == 1;
-  int64_t chunk = in.volume() * in.elementBytes;
+  // In a dense result, each row of the dimensions before `dim` holds the
+  // members' rows one after the other: one copy per member and row, with no
+  // plan (the small tiles of an LSTM's cells, 40 gathers a step).
+  bool direct = isContiguous(out);
+  int64_t rows = getOuterVolume(in, dim);
+  int64_t rowBytes = rows ? in.volume() * in.elementBytes / rows : 0;
   s->exchange(in, [&](int64_t offset) {
     if (direct) {
-      for (int j = 0; j < s->size; ++j)
-        std::memcpy(out.data + j * chunk, s->buffers[j] + offset, chunk);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int j = 0; j < s->size; ++j)
+          std::memcpy(out.data + (r * s->size + j) * rowBytes,
+                      s->buffers[j] + offset + r * rowBytes, rowBytes);
       return;
     }
     workers::runParts(workers::planAllGather(
