@@ -1082,7 +1082,7 @@ int main(int argc, char **argv) {
   // The lowering's options (--cpu-pipeline, --gpu-pipeline) are checked
   // before anything runs; the parser has said what is wrong.
   if (PassManager check(&context);
-      failed(parsePassPipeline(lowering, check, llvm::errs())))
+      failed(parsePassPipeline(lowering, check, diagnosticStream)))
     return fail(llvm::Twine("the lowering '") + lowering +
                 "' is not valid: see " +
                 (onGPU ? "--gpu-pipeline" : "--cpu-pipeline"));

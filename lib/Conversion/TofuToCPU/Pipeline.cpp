@@ -88,7 +88,7 @@ void buildTofuCPUPipeline(OpPassManager &pm,
   if (options.libraryCalls)
     text += ",convert-tofu-to-cpu";
   if (!options.report.empty())
-    text += llvm::formatv(",tofu-cpu-report{{output={0}}",
+    text += llvm::formatv(",tofu-cpu-report{{output={{{0}}}",
                           options.report.getValue());
   // Allocations go through the runtime's counting hooks
   // (use-generic-functions).

@@ -108,7 +108,7 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       options.warpReductions.getValue() ? "false" : "true",
       options.fuseKeepResults.getValue() ? "true" : "false");
   if (!options.report.empty())
-    text += llvm::formatv(",tofu-gpu-report{{output={0}}",
+    text += llvm::formatv(",tofu-gpu-report{{output={{{0}}}",
                           options.report.getValue());
   if (options.warpReductions)
     text += ",tofu-gpu-warp-reductions";
