@@ -258,6 +258,12 @@ bool takesProducer(OpOperand &operand) {
   return consumer && !tofu::isProductOp(consumer);
 }
 
+/// Whether `op`'s body reads its outputs (an accumulation).
+bool readsOutputs(linalg::GenericOp op) {
+  return llvm::any_of(op.getRegionOutputArgs(),
+                      [](BlockArgument a) { return !a.use_empty(); });
+}
+
 /// Whether the all-parallel `producer` may fuse into the consumer of
 /// `operand` while its results stay available to their other uses (the
 /// fused op yields them too): the consumer is an all-parallel generic over
@@ -311,8 +317,7 @@ bool fusesKeepingResults(linalg::GenericOp producer, OpOperand *operand,
 bool shouldFuse(OpOperand *operand, bool duplicate) {
   Operation *producer = operand->get().getDefiningOp();
   auto generic = dyn_cast_or_null<linalg::GenericOp>(producer);
-  if (!generic || llvm::any_of(generic.getRegionOutputArgs(),
-                               [](BlockArgument a) { return !a.use_empty(); }))
+  if (!generic || readsOutputs(generic))
     return false;
   if (!takesProducer(*operand))
     return false;
@@ -349,9 +354,7 @@ struct FuseKeepingResults : OpRewritePattern<linalg::GenericOp> {
     for (OpOperand &operand : consumer->getOpOperands()) {
       auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
       if (!producer || producer->hasOneUse() ||
-          !producer.hasPureTensorSemantics() ||
-          llvm::any_of(producer.getRegionOutputArgs(),
-                       [](BlockArgument a) { return !a.use_empty(); }) ||
+          !producer.hasPureTensorSemantics() || readsOutputs(producer) ||
           (duplicate && shouldFuse(&operand, /*duplicate=*/true)) ||
           !fusesKeepingResults(producer, &operand, kMaxOperands))
         continue;

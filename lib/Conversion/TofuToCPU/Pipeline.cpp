@@ -59,10 +59,12 @@ struct TofuCPUPipelineOptions
 
 void buildTofuCPUPipeline(OpPassManager &pm,
                           const TofuCPUPipelineOptions &options) {
-  std::string text = !options.fuseElementwise ? ""
-                     : options.fuseKeepResults
-                         ? "tofu-fuse-elementwise,"
-                         : "tofu-fuse-elementwise{keep-results=false},";
+  std::string text =
+      options.fuseElementwise
+          ? llvm::formatv("tofu-fuse-elementwise{{keep-results={0}},",
+                          options.fuseKeepResults.getValue())
+                .str()
+          : "";
   // 1x1 convolutions as products batched over the images (OpenBLAS calls).
   if (options.libraryCalls)
     text += "tofu-cpu-unit-windows,";
