@@ -32,7 +32,10 @@ struct alignas(64) Control {
 static_assert(std::atomic<uint64_t>::is_always_lock_free,
               "shared-memory counters must be lock-free across processes");
 
-constexpr int64_t kDefaultBytes = 65536;
+/// 1 MiB: the zoo LSTM's batched input product at 2 ranks (reduce-scatters
+/// and gathers of 80 and 160 KB) and the MLPs' gathers fit; through MPI
+/// they took 5% of the LSTM's step (docs/partition.md).
+constexpr int64_t kDefaultBytes = 1 << 20;
 
 int64_t getBufferBytes() {
   const char *text = std::getenv("TOFU_CPU_SHM_BYTES");

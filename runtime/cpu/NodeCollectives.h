@@ -16,7 +16,7 @@
 // overwrites what a slow one still reads, and a collective needs no
 // second rendezvous.
 //
-// TOFU_CPU_SHM_BYTES sets a buffer's size (default 65536); an input that
+// TOFU_CPU_SHM_BYTES sets a buffer's size (default 1 MiB); an input that
 // does not fit, or every input when it is 0, goes through MPI. Every
 // member of a collective has an input of the same size and reads the same
 // variable (mpiexec passes the environment to every rank), so all members

@@ -11,6 +11,7 @@
 #include "tofu/Transforms/ScalarDerivative.h"
 #include "tofu/Transforms/TrainingAttributes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -382,6 +383,66 @@ struct FuseKeepingResults : OpRewritePattern<linalg::GenericOp> {
   bool duplicate;
 };
 
+/// Folds an input that holds one value everywhere (a linalg.fill's, or a
+/// splat constant's) into the body of an op that takes producers: the
+/// loops read the scalar instead of the tensor, and the unused input is
+/// then erased. Upstream's FoldFillWithGenericOp and
+/// FoldScalarOrSplatConstant do this for every linalg.generic, products
+/// included, where it turns a GEMM into generated loops with a strided
+/// reduction: the partitioned LSTM's product of its zero initial state by
+/// a recurrent weight. They are taken out of the pattern set for this one.
+struct FoldUniformInput : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    bool folded = false;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      if (!takesProducer(*input) || !op.payloadUsesValueFromOperand(input))
+        continue;
+      Value scalar = getUniformValue(rewriter, op, input->get());
+      if (!scalar)
+        continue;
+      BlockArgument arg = op.getMatchingBlockArgument(input);
+      rewriter.modifyOpInPlace(op, [&] { arg.replaceAllUsesWith(scalar); });
+      folded = true;
+    }
+    return success(folded);
+  }
+
+  /// The element that `tensor` holds everywhere, as a scalar that dominates
+  /// `op`; null where it is not known to be one value of the element type.
+  static Value getUniformValue(PatternRewriter &rewriter, Operation *op,
+                               Value tensor) {
+    Type element = cast<ShapedType>(tensor.getType()).getElementType();
+    if (auto fill = tensor.getDefiningOp<linalg::FillOp>())
+      return fill.value().getType() == element ? fill.value() : Value();
+    SplatElementsAttr splat;
+    if (!matchPattern(tensor, m_Constant(&splat)))
+      return Value();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+    auto constant = arith::ConstantOp::materialize(
+        rewriter, splat.getSplatValue<Attribute>(), element, op->getLoc());
+    return constant ? constant.getResult() : Value();
+  }
+};
+
+/// Removes the patterns named `names` from `patterns`, and says whether it
+/// found each.
+static bool removePatterns(RewritePatternSet &patterns,
+                           ArrayRef<StringRef> names) {
+  auto &native = patterns.getNativePatterns();
+  size_t before = native.size();
+  llvm::erase_if(native, [&](const std::unique_ptr<RewritePattern> &pattern) {
+    return llvm::any_of(names, [&](StringRef name) {
+      return pattern->getDebugName().ends_with(name);
+    });
+  });
+  return before - native.size() == names.size();
+}
+
 struct TofuFuseElementwisePass
     : public tofu::impl::TofuFuseElementwiseBase<
           TofuFuseElementwisePass> {
@@ -410,6 +471,14 @@ struct TofuFuseElementwisePass
         patterns, [fuseIntoAll](OpOperand *operand) {
           return shouldFuse(operand, fuseIntoAll);
         });
+    if (!removePatterns(
+            patterns, {"FoldFillWithGenericOp", "FoldScalarOrSplatConstant"})) {
+      getOperation().emitError("tofu-fuse-elementwise: this MLIR's "
+                               "element-wise fusion patterns are not those "
+                               "it was written for");
+      return signalPassFailure();
+    }
+    patterns.add<FoldUniformInput>(&getContext());
     if (keepResults)
       patterns.add<FuseKeepingResults>(&getContext(), duplicate);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);

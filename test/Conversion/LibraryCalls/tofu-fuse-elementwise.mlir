@@ -263,3 +263,48 @@ func.func @slices_kept(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> (tensor<2x6x
   } -> tensor<2x6xf32>
   return %s0, %s1, %s2 : tensor<2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>
 }
+
+// Tests that a product whose operand is a fill or a splat constant (an
+// LSTM's zero initial state times a recurrent weight, once the partitioner
+// has made the matmul a generic) keeps that operand, and so stays a GEMM
+// for the library call, while an element-wise op reads the fill's value
+// and the constant's as scalars and drops those operands.
+
+// CHECK-LABEL: func.func @uniform_inputs
+// CHECK-DAG: %[[H:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-DAG: %[[C:.*]] = arith.constant dense<3.000000e+00> : tensor<8x3xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %{{.*}} : tensor<4x8xf32>, tensor<8x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[C]] : tensor<4x8xf32>, tensor<8x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[IN]], %{{.*}} : f32
+// CHECK-NEXT: arith.mulf %[[SUM]], %{{.*}} : f32
+func.func @uniform_inputs(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %h = linalg.fill ins(%half : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %c = arith.constant dense<3.0> : tensor<8x3xf32>
+  %c48 = arith.constant dense<2.0> : tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %m = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%h, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %n = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %c : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f : tensor<4x3xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %h, %c48 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: f32, %j: f32, %k: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    %t = arith.mulf %s, %k : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %m, %n, %a : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x8xf32>
+}
