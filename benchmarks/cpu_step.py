@@ -3,7 +3,7 @@
 
     python3 benchmarks/cpu_step.py [--models mlp,wresnet,transformer,lstm,lstm-stacked,mlp300]
         [--steps 20] [--warmup 3] [--tofu-run PATH] [--skip-torch] [--ranks2]
-        [--workers2] [--tofu-run-arg ARG ...]
+        [--workers2] [--repeat N] [--tofu-run-arg ARG ...]
 
 Every model is a zoo model (python/tofu/models.py) trained with Adam
 (lr 1e-3) at the same sizes and batch on both sides: the zoo's MLIR through
@@ -28,7 +28,11 @@ Setup (c) (--workers2): the same partitioned step as 2 in-process workers
 each other's tiles, runtime/cpu/Workers.h), against the same DDP run.
 
 The step time is the median over --steps steps after --warmup warm-up
-steps. GFLOP/s counts the FLOPs of the matrix products and convolutions
+steps; with --repeat N, every setup of a model runs N times in turn and
+the table shows the median of the N medians (each run's are listed below
+it). The column "tofu / tofu 1 rank" is the partitioned step's time over
+the 1-rank step's, the median over the repetitions of the two measured in
+the same repetition. GFLOP/s counts the FLOPs of the matrix products and convolutions
 of forward and backward (2 per multiply-add; the input gradient of a layer
 that reads the data is not computed by either side and not counted);
 element-wise work and the optimizer are left out. With a tofu-run that has
@@ -431,6 +435,60 @@ def fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
+def median(values):
+    """The median of `values`, None for none."""
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] +
+                                                values[mid]) / 2
+
+
+def setup_label(setup):
+    ranks, workers = setup
+    return f"x{ranks}" + (" workers" if workers else "")
+
+
+def run_setup(name, step, tmp, setup, repetition, args, tofu_opt, zoo,
+              options, flops, programs, tofu_runs, torch_runs, why, notes):
+    """One run of `setup` of model `name`: tofu-run, and its PyTorch peer
+    unless --skip-torch (once per repetition, counted from 0: the workers'
+    peer is the same DDP run as the ranks'). Appends to tofu_runs[setup],
+    torch_runs[ranks], `why` and `notes`."""
+    ranks, workers = setup
+    label = setup_label(setup)
+    first = not tofu_runs[setup]
+    try:
+        if ranks not in programs:
+            programs[ranks] = step if ranks == 1 else tofu_partition(
+                step, tmp, tofu_opt, ranks, args.timeout)
+        tofu = tofu_time(programs[ranks], ranks, args.steps, args.warmup,
+                         args.tofu_run, args.timeout, workers,
+                         args.tofu_run_arg)
+        tofu_runs[setup].append(tofu)
+        print(f"{name} {label}: tofu-run {tofu['ms']:.1f} ms "
+              f"({tofu['how']}, compile "
+              f"{fmt(tofu['compile_s'], '.1f')} s)", flush=True)
+        if first and tofu.get("report_flops"):
+            notes.append(f"{name}, {label}: tofu-cpu-report counts "
+                         f"{tofu['report_flops'] / 1e9:.2f} GFLOP per step "
+                         f"(analytic: {flops / 1e9:.2f})")
+    except Failed as err:
+        print(f"{name} {label}: tofu-run FAILED: {err}", flush=True)
+        why.append("tofu FAILED: " + str(err)[:160])
+    if args.skip_torch or len(torch_runs.get(ranks, [])) > repetition:
+        return
+    try:
+        torch = torch_time(zoo, options, ranks, args.steps, args.warmup,
+                           args.timeout, fans=twins.fan_ins(tofu_opt, step))
+        torch_runs.setdefault(ranks, []).append(torch)
+        print(f"{name} x{ranks}: torch {torch['ms']:.1f} ms", flush=True)
+    except Failed as err:
+        print(f"{name} x{ranks}: torch FAILED: {err}", flush=True)
+        why.append("torch FAILED: " + str(err)[:160])
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--torch-worker"]:
@@ -455,6 +513,9 @@ def main(argv=None):
     parser.add_argument("--tofu-run-arg", action="append", default=[],
                         help="pass this argument to every tofu-run (e.g. "
                         "--tofu-run-arg=--combine-collectives=0)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run every setup of a model this many times in "
+                        "turn and report the medians (default 1)")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds per subprocess (default 1800)")
     args = parser.parse_args(argv)
@@ -480,58 +541,55 @@ def main(argv=None):
                 print(f"{name}: FAILED (tofu-opt): {err}", flush=True)
                 for ranks, workers in setups:
                     rows.append((name, what, (ranks, workers), None, None,
-                                 flops, None,
+                                 flops, None, None,
                                  "FAILED: " + str(err)[:120]))
                 continue
-            torch_of = {}
-            for ranks, workers in setups:
-                tofu, torch, why = None, None, []
-                label = f"x{ranks}" + (" workers" if workers else "")
-                try:
-                    program = step if ranks == 1 else tofu_partition(
-                        step, tmp, tofu_opt, ranks, args.timeout)
-                    tofu = tofu_time(program, ranks, args.steps, args.warmup,
-                                     args.tofu_run, args.timeout, workers,
-                                     args.tofu_run_arg)
-                    print(f"{name} {label}: tofu-run {tofu['ms']:.1f} ms "
-                          f"({tofu['how']}, compile "
-                          f"{fmt(tofu['compile_s'], '.1f')} s)", flush=True)
-                    if tofu.get("report_flops"):
-                        notes.append(f"{name}, {label}: "
-                                     f"tofu-cpu-report counts "
-                                     f"{tofu['report_flops'] / 1e9:.2f} GFLOP "
-                                     f"per step (analytic: "
-                                     f"{flops / 1e9:.2f})")
-                except Failed as err:
-                    print(f"{name} {label}: tofu-run FAILED: {err}",
-                          flush=True)
-                    why.append("tofu FAILED: " + str(err)[:160])
-                if not args.skip_torch and ranks in torch_of:
-                    # The workers' peer is the same DDP run.
-                    torch = torch_of[ranks]
-                elif not args.skip_torch:
-                    try:
-                        torch = torch_time(zoo, options, ranks, args.steps,
-                                           args.warmup, args.timeout,
-                                           fans=twins.fan_ins(tofu_opt, step))
-                        torch_of[ranks] = torch
-                        print(f"{name} x{ranks}: torch {torch['ms']:.1f} ms",
-                              flush=True)
-                    except Failed as err:
-                        print(f"{name} x{ranks}: torch FAILED: {err}",
-                              flush=True)
-                        why.append("torch FAILED: " + str(err)[:160])
+            # Each repetition runs every setup in turn, so that a slow
+            # spell of a shared host slows all of them alike; the table
+            # takes the median over the repetitions.
+            tofu_runs = {setup: [] for setup in setups}
+            torch_runs, why = {}, {setup: [] for setup in setups}
+            programs = {}
+            for repetition in range(args.repeat):
+                for ranks, workers in setups:
+                    run_setup(name, step, tmp, (ranks, workers), repetition,
+                              args,
+                              tofu_opt, zoo, options, flops, programs,
+                              tofu_runs, torch_runs, why[(ranks, workers)],
+                              notes)
+            ones = [r["ms"] for r in tofu_runs.get((1, False), [])]
+            for setup in setups:
+                tofu_ms = [r["ms"] for r in tofu_runs[setup]]
+                torch_ms = [r["ms"] for r in torch_runs.get(setup[0], [])]
+                first = tofu_runs[setup][0] if tofu_runs[setup] else None
+                torch_first = torch_runs[setup[0]][0] \
+                    if torch_runs.get(setup[0]) else None
                 loss_diff = None
-                if tofu and torch and tofu.get("loss0") and torch.get("loss0"):
-                    loss_diff = abs(tofu["loss0"] - torch["loss0"]) / \
-                        abs(tofu["loss0"])
-                rows.append((name, what, (ranks, workers), tofu and tofu["ms"],
-                             torch and torch["ms"], flops, loss_diff,
-                             "; ".join(why)))
+                if first and torch_first and first.get("loss0") and \
+                        torch_first.get("loss0"):
+                    loss_diff = abs(first["loss0"] - torch_first["loss0"]) / \
+                        abs(first["loss0"])
+                # The scaling: each repetition's step against the 1-rank
+                # step of the same repetition.
+                scaling = median([t / o for t, o in zip(tofu_ms, ones)]) \
+                    if setup != (1, False) and len(ones) == len(tofu_ms) \
+                    else None
+                if args.repeat > 1 and tofu_ms:
+                    notes.append(f"{name}, {setup_label(setup)}: tofu-run "
+                                 "runs " + ", ".join(f"{t:.2f}" for t in
+                                                     tofu_ms) + " ms" +
+                                 ("; torch runs " + ", ".join(
+                                     f"{t:.2f}" for t in torch_ms) + " ms"
+                                  if torch_ms and not setup[1] else ""))
+                rows.append((name, what, setup, median(tofu_ms),
+                             median(torch_ms), flops, loss_diff, scaling,
+                             "; ".join(dict.fromkeys(why[setup]))))
 
     print()
     print(f"CPU: {cpu_model()}; Adam lr {LR}; median of {args.steps} steps "
-          f"after {args.warmup} warm-up; f32; load average "
+          f"after {args.warmup} warm-up"
+          + (f", then the median of {args.repeat} runs in turn"
+             if args.repeat > 1 else "") + "; f32; load average "
           f"{load_average()} at the end; OPENBLAS_CORETYPE "
           f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')} on both sides")
     print("setup (a): 1 tofu-run rank vs PyTorch 1 thread; setup (b): "
@@ -539,15 +597,18 @@ def main(argv=None):
           "1 thread each, same global batch; setup (c): tofu-run --workers 2 "
           "(2 threads of one process) vs the same DDP run")
     print()
-    print("| model | setup | tofu ms | torch ms | tofu/torch | GFLOP/step "
+    print("| model | setup | tofu ms | torch ms | tofu/torch "
+          "| tofu / tofu 1 rank | GFLOP/step "
           "| tofu GFLOP/s | torch GFLOP/s | step-0 loss rel. diff | notes |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, what, (ranks, workers), t_ms, p_ms, flops, diff, why in rows:
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, what, (ranks, workers), t_ms, p_ms, flops, diff, scaling,
+         why) in rows:
         setup = ("(a) 1 rank" if ranks == 1 else
                  f"(c) {ranks} workers" if workers else f"(b) {ranks} ranks")
         ratio = t_ms / p_ms if t_ms and p_ms else None
         print(f"| {what} | {setup} | {fmt(t_ms, '.1f')} | {fmt(p_ms, '.1f')} "
-              f"| {fmt(ratio, '.2f')} | {flops / 1e9:.2f} "
+              f"| {fmt(ratio, '.2f')} | {fmt(scaling, '.2f')} "
+              f"| {flops / 1e9:.2f} "
               f"| {fmt(t_ms and flops / t_ms / 1e6, '.2f')} "
               f"| {fmt(p_ms and flops / p_ms / 1e6, '.2f')} "
               f"| {fmt(diff, '.1e')} | {why} |")
