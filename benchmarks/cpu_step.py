@@ -435,6 +435,11 @@ def fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
+def fmt_ms(ms):
+    """A step time to 3 significant digits down to 0.01 ms."""
+    return fmt(ms, ".2f" if ms is not None and ms < 10 else ".1f")
+
+
 def median(values):
     """The median of `values`, None for none."""
     values = sorted(values)
@@ -606,7 +611,7 @@ def main(argv=None):
         setup = ("(a) 1 rank" if ranks == 1 else
                  f"(c) {ranks} workers" if workers else f"(b) {ranks} ranks")
         ratio = t_ms / p_ms if t_ms and p_ms else None
-        print(f"| {what} | {setup} | {fmt(t_ms, '.1f')} | {fmt(p_ms, '.1f')} "
+        print(f"| {what} | {setup} | {fmt_ms(t_ms)} | {fmt_ms(p_ms)} "
               f"| {fmt(ratio, '.2f')} | {fmt(scaling, '.2f')} "
               f"| {flops / 1e9:.2f} "
               f"| {fmt(t_ms and flops / t_ms / 1e6, '.2f')} "
