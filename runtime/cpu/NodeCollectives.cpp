@@ -4,11 +4,14 @@
 
 #include "Workers.h"
 
+#include "tofu/Runtime/SharedBuffers.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <sched.h>
+#include <sys/statvfs.h>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -37,10 +40,18 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free,
 /// they took 5% of the LSTM's step (docs/partition.md).
 constexpr int64_t kDefaultBytes = 1 << 20;
 
-int64_t getBufferBytes() {
+/// The size of a buffer of a segment of `members` members:
+/// TOFU_CPU_SHM_BYTES, else the default, made smaller where /dev/shm has
+/// little free (SharedBuffers.h).
+int64_t getBufferBytes(int members) {
   const char *text = std::getenv("TOFU_CPU_SHM_BYTES");
-  if (!text || !*text)
-    return kDefaultBytes;
+  if (!text || !*text) {
+    struct statvfs fs;
+    int64_t available = statvfs("/dev/shm", &fs) == 0
+                            ? int64_t(fs.f_bavail) * int64_t(fs.f_frsize)
+                            : -1;
+    return getSharedBufferBytes(kDefaultBytes, available, members);
+  }
   char *end = nullptr;
   long long value = std::strtoll(text, &end, 10);
   if (*end || value < 0)
@@ -161,7 +172,7 @@ Segment *createSegment(MPI_Comm comm) {
   // The members agree on the buffers' size, the smallest any of them asks
   // for: a member whose buffers differ would read the others' at the
   // wrong offsets, or take MPI where they take shared memory.
-  long long bufferBytes = getBufferBytes();
+  long long bufferBytes = getBufferBytes(size);
   MPI_Allreduce(MPI_IN_PLACE, &bufferBytes, 1, MPI_LONG_LONG, MPI_MIN, comm);
   if (size < 2 || bufferBytes == 0)
     return nullptr;

@@ -16,8 +16,9 @@
 // overwrites what a slow one still reads, and a collective needs no
 // second rendezvous.
 //
-// TOFU_CPU_SHM_BYTES sets a buffer's size (default 1 MiB); an input that
-// does not fit, or every input when it is 0, goes through MPI. Every
+// TOFU_CPU_SHM_BYTES sets a buffer's size (default 1 MiB, less where
+// /dev/shm has less than 16 segments' worth free); an input that does not
+// fit, or every input when it is 0, goes through MPI. Every
 // member of a collective has an input of the same size and reads the same
 // variable (mpiexec passes the environment to every rank), so all members
 // take the same path.

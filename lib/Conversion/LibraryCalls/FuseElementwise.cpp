@@ -411,36 +411,47 @@ struct FoldUniformInput : OpRewritePattern<linalg::GenericOp> {
     return success(folded);
   }
 
-  /// The element that `tensor` holds everywhere, as a scalar that dominates
-  /// `op`; null where it is not known to be one value of the element type.
+  /// The value that `input` holds everywhere, as a scalar that dominates
+  /// `op`: a fill's value, a splat constant's element, or a scalar
+  /// operand that is a constant; null otherwise (other scalar operands
+  /// stay operands, as upstream leaves them).
   static Value getUniformValue(PatternRewriter &rewriter, Operation *op,
-                               Value tensor) {
-    Type element = cast<ShapedType>(tensor.getType()).getElementType();
-    if (auto fill = tensor.getDefiningOp<linalg::FillOp>())
-      return fill.value().getType() == element ? fill.value() : Value();
+                               Value input) {
+    auto shaped = dyn_cast<ShapedType>(input.getType());
+    if (!shaped)
+      return matchPattern(input, m_Constant()) ? input : Value();
+    if (auto fill = input.getDefiningOp<linalg::FillOp>())
+      return fill.value();
     SplatElementsAttr splat;
-    if (!matchPattern(tensor, m_Constant(&splat)))
+    if (!matchPattern(input, m_Constant(&splat)))
       return Value();
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
     auto constant = arith::ConstantOp::materialize(
-        rewriter, splat.getSplatValue<Attribute>(), element, op->getLoc());
+        rewriter, splat.getSplatValue<Attribute>(), shaped.getElementType(),
+        op->getLoc());
     return constant ? constant.getResult() : Value();
   }
 };
 
-/// Removes the patterns named `names` from `patterns`, and says whether it
-/// found each.
+/// Removes from `patterns` the pattern of each of `names` (a class name,
+/// in or out of a namespace), and says whether it found exactly one of
+/// each.
 static bool removePatterns(RewritePatternSet &patterns,
                            ArrayRef<StringRef> names) {
   auto &native = patterns.getNativePatterns();
-  size_t before = native.size();
-  llvm::erase_if(native, [&](const std::unique_ptr<RewritePattern> &pattern) {
-    return llvm::any_of(names, [&](StringRef name) {
-      return pattern->getDebugName().ends_with(name);
-    });
-  });
-  return before - native.size() == names.size();
+  for (StringRef name : names) {
+    auto named = [&](const std::unique_ptr<RewritePattern> &pattern) {
+      StringRef debugName = pattern->getDebugName();
+      return debugName == name ||
+             (debugName.ends_with(name) &&
+              debugName.drop_back(name.size()).ends_with("::"));
+    };
+    if (llvm::count_if(native, named) != 1)
+      return false;
+    llvm::erase_if(native, named);
+  }
+  return true;
 }
 
 struct TofuFuseElementwisePass

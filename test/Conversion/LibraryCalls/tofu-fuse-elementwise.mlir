@@ -308,3 +308,47 @@ func.func @uniform_inputs(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> (tensor<4
   } -> tensor<4x8xf32>
   return %m, %n, %a : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x8xf32>
 }
+
+// Tests the operands that are not tensors of one value: a scalar operand
+// stays an operand unless it is a constant, a rank-0 fill folds like any
+// other, and a convolution (a generic one, as the partitioner leaves it)
+// keeps a filled filter.
+
+// CHECK-LABEL: func.func @scalar_operands
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[S:[a-z0-9_]+]] : tensor<4xf32>, f32)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[X]], %[[Y]] : f32
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[M]], %{{.*}} : f32
+// CHECK-NEXT: arith.subf %[[A]], %{{.*}} : f32
+// CHECK: %[[W:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x3x5xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[W]] : tensor<2x10x3xf32>, tensor<3x3x5xf32>)
+#v = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
+#image = affine_map<(n, f, x, c, w) -> (n, x + w, c)>
+#filter = affine_map<(n, f, x, c, w) -> (w, c, f)>
+#result = affine_map<(n, f, x, c, w) -> (n, x, f)>
+func.func @scalar_operands(%a: tensor<4xf32>, %s: f32, %x: tensor<2x10x3xf32>) -> (tensor<4xf32>, tensor<2x8x5xf32>) {
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %r0 = linalg.fill ins(%two : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %r = linalg.generic {indexing_maps = [#v, #s, #s, #s, #v], iterator_types = ["parallel"]} ins(%a, %s, %two, %r0 : tensor<4xf32>, f32, f32, tensor<f32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: f32, %j: f32, %k: f32, %l: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %n = arith.addf %m, %k : f32
+    %p = arith.subf %n, %l : f32
+    linalg.yield %p : f32
+  } -> tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %ew = tensor.empty() : tensor<3x3x5xf32>
+  %w = linalg.fill ins(%s : f32) outs(%ew : tensor<3x3x5xf32>) -> tensor<3x3x5xf32>
+  %eo = tensor.empty() : tensor<2x8x5xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x5xf32>) -> tensor<2x8x5xf32>
+  %c = linalg.generic {indexing_maps = [#image, #filter, #result], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<2x10x3xf32>, tensor<3x3x5xf32>) outs(%o : tensor<2x8x5xf32>) {
+  ^bb0(%i: f32, %j: f32, %acc: f32):
+    %p = arith.mulf %i, %j : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<2x8x5xf32>
+  return %r, %c : tensor<4xf32>, tensor<2x8x5xf32>
+}
