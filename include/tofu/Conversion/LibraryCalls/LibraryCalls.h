@@ -115,10 +115,10 @@ createMultiplyAccumulate(mlir::OpBuilder &b, mlir::Operation *like,
 /// saves a pass over the tensor.
 void populatePermutedOperandPatterns(mlir::RewritePatternSet &patterns);
 
-/// Whether `op` is a GEMM or a convolution by the matchers (depthwise and
-/// grouped ones included), whatever its element type: the ops that
-/// element-wise fusion leaves whole, so that each backend can turn them
-/// into library calls.
+/// Whether `op` is a GEMM (f32 or f64, the types the GEMM matcher takes)
+/// or a convolution (of any element type; depthwise and grouped ones
+/// included) by the matchers: the ops that element-wise fusion leaves
+/// whole, so that each backend can turn them into library calls.
 bool isProductOp(mlir::linalg::LinalgOp op);
 
 /// Whether the body of `op` is exactly `yield(out + in0 * in1)` (in either
