@@ -1,5 +1,4 @@
-//===- SharedBuffers.h - The size of the CPU runtime's shared buffers -*- C++
-//-*-===//
+//===- SharedBuffers.h - Sizes of the runtime's shared buffers -*- C++ -*-===//
 //
 // The CPU runtime's collectives through shared memory (runtime/cpu/
 // NodeCollectives.h) give each member of a communicator two buffers in

@@ -383,10 +383,10 @@ struct FuseKeepingResults : OpRewritePattern<linalg::GenericOp> {
   bool duplicate;
 };
 
-/// Folds an input that holds one value everywhere (a linalg.fill's, or a
-/// splat constant's) into the body of an op that takes producers: the
-/// loops read the scalar instead of the tensor, and the unused input is
-/// then erased. Upstream's FoldFillWithGenericOp and
+/// Folds an input that holds one value everywhere (a linalg.fill's, a
+/// splat constant's, a scalar constant) into the body of an op that takes
+/// producers: the loops read the scalar instead of the tensor, and the
+/// unused input is then erased. Upstream's FoldFillWithGenericOp and
 /// FoldScalarOrSplatConstant do this for every linalg.generic, products
 /// included, where it turns a GEMM into generated loops with a strided
 /// reduction: the partitioned LSTM's product of its zero initial state by
