@@ -556,12 +556,10 @@ def main(argv=None):
             torch_runs, why = {}, {setup: [] for setup in setups}
             programs = {}
             for repetition in range(args.repeat):
-                for ranks, workers in setups:
-                    run_setup(name, step, tmp, (ranks, workers), repetition,
-                              args,
+                for setup in setups:
+                    run_setup(name, step, tmp, setup, repetition, args,
                               tofu_opt, zoo, options, flops, programs,
-                              tofu_runs, torch_runs, why[(ranks, workers)],
-                              notes)
+                              tofu_runs, torch_runs, why[setup], notes)
             ones = [r["ms"] for r in tofu_runs.get((1, False), [])]
             for setup in setups:
                 tofu_ms = [r["ms"] for r in tofu_runs[setup]]
