@@ -234,6 +234,25 @@ double StepModel::inputCost(int op, unsigned j, OpChoice choice,
   return toBytes(graph, state, t, operand, elements);
 }
 
+bool StepModel::readsWhole(int op, unsigned j, OpChoice choice) const {
+  int t = graph.ops[op].inputs[j];
+  const Shape &operand = state.opShapes[op].inputs[j];
+  if (t < 0 || operand != state.tensorShapes[t])
+    return false;
+  const Strategy *s = getStrategy(op, choice);
+  if (!s)
+    return reads[op][j];
+  const InputRequirement &req = s->inputs[j];
+  return req.read && req.cutDim == -1 &&
+         req.regions == getTileBoxes(operand, Tiling::replicate(), k);
+}
+
+double StepModel::replicateCost(int t, Tiling tiling) const {
+  const Shape &shape = state.tensorShapes[t];
+  return toBytes(graph, state, t, shape,
+                 getConversionCost(shape, tiling, Tiling::replicate(), k));
+}
+
 double StepModel::outputCost(int op, unsigned j, OpChoice choice,
                              Tiling tiling) const {
   const OpNode &node = graph.ops[op];

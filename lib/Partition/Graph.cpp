@@ -4,6 +4,29 @@
 
 using namespace tofu;
 
+/// True when operator `node` fills its output with a scalar input (its
+/// other input, the init, unread), which tofu-partition rebuilds on every
+/// rank instead of moving.
+static bool isScalarFill(const OpNode &node) {
+  const tdl::OpDesc &desc = *node.desc;
+  if (desc.outputs.size() != 1 || desc.outputs[0].reducer != tdl::Reducer::None)
+    return false;
+  const tdl::Expr &body = desc.outputs[0].body;
+  if (body.kind != tdl::Expr::Kind::Access)
+    return false;
+  for (size_t j = 0; j < desc.inputs.size() && j < node.inputs.size(); ++j)
+    if (desc.inputs[j] == body.name)
+      return node.inputs[j] < 0 && body.indices.empty();
+  return false;
+}
+
+bool Graph::isRebuilt(int t) const {
+  const TensorNode &node = tensors[t];
+  if (node.producer < 0)
+    return node.role == TensorRole::Activation;
+  return isScalarFill(ops[node.producer]);
+}
+
 const char *tofu::stringifyTensorRole(TensorRole role) {
   switch (role) {
   case TensorRole::Input:

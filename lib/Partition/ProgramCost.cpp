@@ -16,31 +16,11 @@
 
 using namespace tofu;
 
-/// True when operator `node` fills its output with a scalar input (its
-/// other input, the init, unread), which tofu-partition rebuilds on every
-/// rank instead of moving.
-static bool isScalarFill(const OpNode &node) {
-  const tdl::OpDesc &desc = *node.desc;
-  if (desc.outputs.size() != 1 ||
-      desc.outputs[0].reducer != tdl::Reducer::None)
-    return false;
-  const tdl::Expr &body = desc.outputs[0].body;
-  if (body.kind != tdl::Expr::Kind::Access)
-    return false;
-  for (size_t j = 0; j < desc.inputs.size() && j < node.inputs.size(); ++j)
-    if (desc.inputs[j] == body.name)
-      return node.inputs[j] < 0 && body.indices.empty();
-  return false;
-}
-
 ProgramCostModel::ProgramCostModel(const Graph &graph, ProcessGrid grid)
     : graph(graph), grid(std::move(grid)) {
   held.assign(graph.tensors.size(), true);
-  for (size_t t = 0; t < graph.tensors.size(); ++t) {
-    const TensorNode &node = graph.tensors[t];
-    if (node.producer < 0 && node.role == TensorRole::Activation)
-      held[t] = false;
-  }
+  for (size_t t = 0; t < graph.tensors.size(); ++t)
+    held[t] = !graph.isRebuilt(t);
   for (const OpNode &node : graph.ops) {
     std::string reason;
     std::optional<LoopSpace> space =
@@ -97,10 +77,6 @@ ProgramCostModel::ProgramCostModel(const Graph &graph, ProcessGrid grid)
     }
     readVars.push_back(std::move(read));
     spaces.push_back(std::move(*space));
-    if (isScalarFill(node))
-      for (int t : node.outputs)
-        if (t >= 0)
-          held[t] = false;
   }
 }
 

@@ -19,16 +19,18 @@ tofu::getRecursionSteps(const Topology &topology,
   return steps;
 }
 
-std::optional<Plan> tofu::searchPlan(const Graph &graph,
-                                     const Topology &topology,
-                                     const SearchOptions &options,
-                                     std::string &error) {
+/// The recursion: one step per level, each solved by `options.algorithm`.
+/// With `sharedReads`, Tofu's steps count shared conversions once
+/// (searchStep).
+static std::optional<Plan> recurse(const Graph &graph, const Topology &topology,
+                                   const SearchOptions &options,
+                                   const CoarseGraph &fine,
+                                   std::optional<CoarseGraph> &coarse,
+                                   bool sharedReads, std::string &error) {
   Plan plan(topology, options);
   std::vector<RecursionStep> steps = getRecursionSteps(topology, options);
-  bool brute = options.algorithm == Algorithm::BruteForce;
-  CoarseGraph fine = coarsen(graph, CoarsenOptions::none());
-  bool useCoarse = !brute && !options.coarsen.isNone();
-  std::optional<CoarseGraph> coarse;
+  bool useCoarse =
+      options.algorithm != Algorithm::BruteForce && !options.coarsen.isNone();
   StrategyCache cache;
   StepState state = StepState::initial(graph);
   for (const RecursionStep &rs : steps) {
@@ -74,7 +76,8 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
       break;
     }
     default:
-      step = solveStep(model, graph, options, fine, coarse, useCoarse);
+      step = solveStep(model, graph, options, fine, coarse, useCoarse,
+                       sharedReads);
       if (step.coarsened)
         plan.remarks.push_back(
             "step of " + std::to_string(rs.k) +
@@ -91,6 +94,10 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
             std::to_string(options.maxTableSize) +
             " entries; some groups were fixed greedily and the step is not "
             "proven optimal");
+      if (sharedReads) {
+        step.sharedReads = true;
+        step.exact = false;
+      }
       break;
     }
     step.level = rs.level;
@@ -101,6 +108,40 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
   std::string ignored;
   evaluateProgramBytes(graph, plan, ignored);
   return plan;
+}
+
+std::optional<Plan> tofu::searchPlan(const Graph &graph,
+                                     const Topology &topology,
+                                     const SearchOptions &options,
+                                     std::string &error) {
+  CoarseGraph fine = coarsen(graph, CoarsenOptions::none());
+  std::optional<CoarseGraph> coarse;
+  std::optional<Plan> plan =
+      recurse(graph, topology, options, fine, coarse, false, error);
+  if (!plan || options.algorithm != Algorithm::Tofu || !options.sharedReads ||
+      plan->programBytes < 0)
+    return plan;
+  // The step model charges every reader of a tensor its conversion; the
+  // program converts a tensor once for the readers of equal regions. A
+  // search that counts those conversions once competes on the program's
+  // bytes.
+  // The refinement minimises the program's bytes with every fetch counted
+  // on its own, which undoes what the shared count found.
+  SearchOptions unrefined = options;
+  unrefined.refineSweeps = 0;
+  std::string ignored;
+  std::optional<Plan> shared =
+      recurse(graph, topology, unrefined, fine, coarse, true, ignored);
+  if (!shared || shared->programBytes < 0 ||
+      shared->programBytes >= plan->programBytes - 0.5)
+    return plan;
+  auto bytes = [](double b) { return std::to_string(int64_t(b)); };
+  shared->remarks.push_back(
+      "the steps were searched counting once the conversions that the "
+      "program shares between readers: the program moves " +
+      bytes(shared->programBytes) + " bytes, against " +
+      bytes(plan->programBytes) + " with the plan of the step model");
+  return shared;
 }
 
 std::optional<double> tofu::exhaustivePlanCost(const Graph &graph,

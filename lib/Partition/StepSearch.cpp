@@ -7,6 +7,8 @@
 #include <cassert>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 using namespace tofu;
 
@@ -31,9 +33,70 @@ static std::vector<T> intersectOptions(const std::vector<std::vector<T>> &all,
   return common;
 }
 
+/// The reads that tied operators charge once: by operator slot, tensor,
+/// operand, description and local shapes (equal keys read equal regions
+/// under every choice of the slot).
+using ReadKey = std::tuple<unsigned, int, unsigned, const tdl::OpDesc *,
+                           std::vector<Shape>>;
+
+static ReadKey getReadKey(const StepModel &model, const CoarseGraph &coarse,
+                          int o, unsigned j) {
+  const OpNode &op = model.graph.ops[o];
+  return {coarse.opSlot[o], op.inputs[j], j, op.desc.get(),
+          model.state.opShapes[o].inputs};
+}
+
+/// Whether the tensors of slot `s` may be made whole once for all their
+/// readers that read them whole: some member has two readers.
+static bool mayShareReplica(const Graph &graph, const CoarseGraph &coarse,
+                            unsigned s) {
+  const CoarseSlot &slot = coarse.slots[s];
+  return !slot.isOp &&
+         std::any_of(slot.members.begin(), slot.members.end(),
+                     [&](int t) { return graph.users[t].size() >= 2; });
+}
+
+double tofu::getSharedReadBytes(const StepModel &model,
+                                const CoarseGraph &coarse,
+                                const std::vector<Tiling> &tilings,
+                                const std::vector<OpChoice> &choices) {
+  const Graph &graph = model.graph;
+  std::set<ReadKey> charged;
+  // Per tensor slot: its reads, and its reads with a shared replica.
+  std::vector<double> plain(coarse.slots.size(), 0.0),
+      replica(coarse.slots.size(), 0.0);
+  double bytes = 0;
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const OpNode &op = graph.ops[o];
+    for (unsigned j = 0; j < op.inputs.size(); ++j) {
+      int t = op.inputs[j];
+      if (t < 0 || graph.isRebuilt(t) ||
+          !charged.insert(getReadKey(model, coarse, o, j)).second)
+        continue;
+      double cost = model.inputCost(o, j, choices[o], tilings[t]);
+      plain[coarse.tensorSlot[t]] += cost;
+      if (!model.readsWhole(o, j, choices[o]))
+        replica[coarse.tensorSlot[t]] += cost;
+    }
+    for (unsigned j = 0; j < op.outputs.size(); ++j)
+      if (int t = op.outputs[j]; t >= 0)
+        bytes += model.outputCost(o, j, choices[o], tilings[t]);
+  }
+  for (unsigned s = 0; s < coarse.slots.size(); ++s) {
+    if (!mayShareReplica(graph, coarse, s)) {
+      bytes += plain[s];
+      continue;
+    }
+    for (int t : coarse.slots[s].members)
+      replica[s] += model.replicateCost(t, tilings[t]);
+    bytes += std::min(plain[s], replica[s]);
+  }
+  return bytes;
+}
+
 PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
                           const SearchOptions &options, bool bruteForce,
-                          bool &tooLarge, bool giveUp) {
+                          bool &tooLarge, bool giveUp, bool sharedReads) {
   tooLarge = false;
   const Graph &graph = model.graph;
   size_t numSlots = coarse.slots.size();
@@ -41,7 +104,10 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
   // Each slot's values: the choices every member can take.
   std::vector<std::vector<OpChoice>> opValues(numSlots);
   std::vector<std::vector<Tiling>> tensorValues(numSlots);
-  std::vector<unsigned> slotSize(numSlots);
+  // With sharedReads, a tensor slot whose tensors several operators read
+  // takes each tiling twice: the second time with a replica that every
+  // reader of the whole tensor shares (value = tiling * replicas + shared).
+  std::vector<unsigned> slotSize(numSlots), replicas(numSlots, 1);
   for (size_t s = 0; s < numSlots; ++s) {
     const CoarseSlot &slot = coarse.slots[s];
     if (slot.isOp) {
@@ -51,9 +117,15 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
     } else {
       tensorValues[s] = intersectOptions(model.tensorOptions, slot.members,
                                          Tiling::replicate());
-      slotSize[s] = tensorValues[s].size();
+      if (sharedReads && mayShareReplica(graph, coarse, s))
+        replicas[s] = 2;
+      slotSize[s] = tensorValues[s].size() * replicas[s];
     }
   }
+  auto tilingOf = [&](unsigned s, unsigned b) {
+    return tensorValues[s][b / replicas[s]];
+  };
+  auto isShared = [&](unsigned s, unsigned b) { return b % replicas[s] == 1; };
 
   // Slots become DP variables, a node's slots together while the node has
   // at most maxNodeValues values.
@@ -86,25 +158,52 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
 
   // Edge costs, first per pair of slots.
   std::map<std::pair<unsigned, unsigned>, std::vector<double>> slotPairs;
+  // With sharedReads: the reads already charged, by operator slot, tensor,
+  // operand, description and local shapes (equal keys read equal regions
+  // under every choice of the slot).
+  std::set<ReadKey> charged;
   auto addEdge = [&](int o, unsigned j, bool isInput) {
     int t = isInput ? graph.ops[o].inputs[j] : graph.ops[o].outputs[j];
     if (t < 0)
       return;
     unsigned so = coarse.opSlot[o], st = coarse.tensorSlot[t];
+    if (sharedReads && isInput &&
+        (graph.isRebuilt(t) ||
+         !charged.insert(getReadKey(model, coarse, o, j)).second))
+      return;
     std::vector<double> &table = slotPairs[{so, st}];
     table.resize((size_t)slotSize[so] * slotSize[st], 0.0);
-    for (unsigned a = 0; a < slotSize[so]; ++a)
+    for (unsigned a = 0; a < slotSize[so]; ++a) {
+      OpChoice choice = opValues[so][a];
+      bool whole =
+          isInput && replicas[st] > 1 && model.readsWhole(o, j, choice);
       for (unsigned b = 0; b < slotSize[st]; ++b)
         table[a * slotSize[st] + b] +=
-            isInput
-                ? model.inputCost(o, j, opValues[so][a], tensorValues[st][b])
-                : model.outputCost(o, j, opValues[so][a], tensorValues[st][b]);
+            !isInput ? model.outputCost(o, j, choice, tilingOf(st, b))
+            : whole && isShared(st, b)
+                ? 0.0
+                : model.inputCost(o, j, choice, tilingOf(st, b));
+    }
   };
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     for (unsigned j = 0; j < graph.ops[o].inputs.size(); ++j)
       addEdge(o, j, true);
     for (unsigned j = 0; j < graph.ops[o].outputs.size(); ++j)
       addEdge(o, j, false);
+  }
+  // A shared replica costs its conversion once per member.
+  for (unsigned s = 0; s < numSlots; ++s) {
+    if (replicas[s] == 1)
+      continue;
+    unsigned v = slotVar[s];
+    std::vector<double> unary(problem.domains[v], 0.0);
+    for (unsigned x = 0; x < problem.domains[v]; ++x) {
+      unsigned b = (x / slotStride[s]) % slotSize[s];
+      if (isShared(s, b))
+        for (int t : coarse.slots[s].members)
+          unary[x] += model.replicateCost(t, tilingOf(s, b));
+    }
+    problem.addUnary(v, unary);
   }
   // Then per pair of variables.
   std::map<std::pair<unsigned, unsigned>, std::vector<double>> varPairs;
@@ -166,15 +265,15 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
       if (coarse.slots[s].isOp)
         choices[m] = opValues[s][c];
       else
-        tilings[m] = tensorValues[s][c];
+        tilings[m] = tilingOf(s, c);
     }
   }
   PlanStep step = model.evaluate(std::move(tilings), std::move(choices));
   step.searched = true;
   step.exact = solution.exact;
   step.objective = solution.cost;
-  assert(std::abs(step.bytes - solution.cost) <=
-             1e-6 * std::max(1.0, std::abs(step.bytes)) &&
+  assert((sharedReads || std::abs(step.bytes - solution.cost) <=
+                             1e-6 * std::max(1.0, std::abs(step.bytes))) &&
          "the DP's objective differs from the plan's cost");
   return step;
 }
@@ -184,15 +283,17 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
 /// ties keep the tables small, and the step is not exact.
 PlanStep tofu::solveStep(const StepModel &model, const Graph &graph,
                          const SearchOptions &options, const CoarseGraph &fine,
-                         std::optional<CoarseGraph> &coarse, bool useCoarse) {
+                         std::optional<CoarseGraph> &coarse, bool useCoarse,
+                         bool sharedReads) {
   bool tooLarge = false;
-  PlanStep step =
-      searchStep(model, fine, options, false, tooLarge, /*giveUp=*/useCoarse);
+  PlanStep step = searchStep(model, fine, options, false, tooLarge,
+                             /*giveUp=*/useCoarse, sharedReads);
   if (!tooLarge)
     return step;
   if (!coarse)
     coarse = coarsen(graph, options.coarsen);
-  step = searchStep(model, *coarse, options, false, tooLarge);
+  step =
+      searchStep(model, *coarse, options, false, tooLarge, false, sharedReads);
   step.coarsened = true;
   step.coarsenedExact = step.exact;
   step.exact = false;

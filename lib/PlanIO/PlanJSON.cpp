@@ -52,6 +52,7 @@ std::string tofu::writePlanJSON(const Graph &graph, const Plan &plan) {
                                  {"bytes", s.bytes},
                                  {"exact", s.exact},
                                  {"coarsened", s.coarsened},
+                                 {"shared_reads", s.sharedReads},
                                  {"degenerate", s.degenerate}});
   root["steps"] = std::move(steps);
   root["total_bytes"] = plan.totalBytes;

@@ -87,12 +87,14 @@ std::string tofu::formatPlanReport(const Graph &graph, const Plan &plan) {
     // "yes" only for a step the DP proved optimal; "-" for a step no exact
     // search chose (a baseline's, or an imported plan's).
     // "coarsened" for a step the DP solved exactly over the coarsened
-    // graph's ties only.
-    const char *exact = s.degenerate                       ? "degenerate"
-                        : !s.searched                      ? "-"
-                        : s.exact                          ? "yes"
+    // graph's ties only; "shared" for a step it solved counting shared
+    // conversions once.
+    const char *exact = s.degenerate                      ? "degenerate"
+                        : !s.searched                     ? "-"
+                        : s.exact                         ? "yes"
+                        : s.sharedReads                   ? "shared"
                         : s.coarsened && s.coarsenedExact ? "coarsened"
-                                                           : "no";
+                                                          : "no";
     std::snprintf(buf, sizeof(buf), "  %4zu %6u %6u %8lld %16.0f  %s\n", i, s.k,
                   s.level, (long long)s.groups, s.bytes, exact);
     out += buf;

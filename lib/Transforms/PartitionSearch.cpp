@@ -88,6 +88,7 @@ void TofuSearchPass::runOnOperation() {
   if (!coarsen)
     options.coarsen = CoarsenOptions::none();
   options.refineSweeps = refine;
+  options.sharedReads = sharedReads;
   if (!deviceMemory.empty()) {
     std::optional<double> bytes = parseByteSize(deviceMemory, error);
     if (!bytes) {

@@ -474,6 +474,8 @@ TEST(SearchTest, DefaultSearchMatchesEvaluatedPlansExhaustively) {
         Topology topology = *Topology::parse(devices, "", error);
         SearchOptions options;
         options.replication = replication;
+        // The step model's plan (SharedReadsSearch* test the other).
+        options.sharedReads = false;
         auto plan = searchPlan(g, topology, options, error);
         ASSERT_TRUE(plan) << error;
         checkPlanInvariants(g, topology, options, *plan, seed);
@@ -513,6 +515,7 @@ TEST(SearchTest, CoarsenedFallbackIsInexactAndNoCheaper) {
     Graph g = randomGraph(rng, 2, /*halo=*/true, /*training=*/true);
     SearchOptions options;
     options.maxTableSize = 1;
+    options.sharedReads = false;
     auto plan = searchPlan(g, two, options, error);
     ASSERT_TRUE(plan) << error;
     EXPECT_FALSE(plan->steps[0].exact);
@@ -540,8 +543,10 @@ TEST(SearchTest, RecursionIsOptimalAndStepsCommute) {
     Graph g = randomGraph(rng, 2 + seed % 2, /*halo=*/false);
     SearchOptions options;
     options.coarsen = CoarsenOptions::none();
-    // The theorems are about the step model, which the refinement leaves.
+    // The theorems are about the step model, which the refinement and the
+    // search with shared reads leave.
     options.refineSweeps = 0;
+    options.sharedReads = false;
     auto plan = searchPlan(g, four, options, error);
     ASSERT_TRUE(plan) << error;
     ASSERT_EQ(plan->steps.size(), 2u);
@@ -683,8 +688,10 @@ TEST(SearchTest, BaselinesAreNeverBetterThanTheDP) {
     Graph g = randomGraph(rng, 3, false);
     SearchOptions options;
     options.coarsen = CoarsenOptions::none();
-    // The step model's optimality: without the refinement.
+    // The step model's optimality: without the refinement and the search
+    // with shared reads.
     options.refineSweeps = 0;
+    options.sharedReads = false;
     auto tofuPlan = searchPlan(g, four, options, error);
     ASSERT_TRUE(tofuPlan);
     for (Algorithm a : {Algorithm::AllRowGreedy, Algorithm::Spartan,
@@ -730,6 +737,133 @@ TEST(SearchTest, RefinementNeverMovesMoreThanTheRecursion) {
   }
   std::cout << "[ INFO     ] the refinement lowered the program's bytes in "
             << improved << " of 120 plans\n";
+}
+
+TEST(SearchTest, ReadsWholeCostsAReplica) {
+  // A read for which readsWhole holds costs what making the tensor whole
+  // costs, from every tiling: the replica that such readers share replaces
+  // exactly their reads.
+  unsigned whole = 0;
+  for (int seed = 0; seed < 60; ++seed) {
+    std::mt19937 rng(3000 + seed);
+    Graph g = randomGraph(rng, 3, /*halo=*/seed % 2, /*training=*/true);
+    for (unsigned k : {2u, 4u}) {
+      SearchOptions options;
+      options.replication = seed % 3 == 0;
+      StrategyCache cache;
+      StepState state = StepState::initial(g);
+      StepModel model(g, state, k, options, cache);
+      for (size_t o = 0; o < g.ops.size(); ++o)
+        for (unsigned j = 0; j < g.ops[o].inputs.size(); ++j) {
+          int t = g.ops[o].inputs[j];
+          for (OpChoice c : model.opOptions[o]) {
+            if (t < 0 || !model.readsWhole(o, j, c))
+              continue;
+            ++whole;
+            for (Tiling tiling : model.tensorOptions[t])
+              EXPECT_TRUE(near(model.inputCost(o, j, c, tiling),
+                               model.replicateCost(t, tiling)))
+                  << "seed " << seed << " op " << o << " input " << j;
+          }
+        }
+    }
+  }
+  EXPECT_GE(whole, 100u);
+}
+
+TEST(SearchTest, SharedReadsStepEqualsBruteForce) {
+  // The DP with shared reads against brute force over the same encoding:
+  // the same optimum, which is getSharedReadBytes of the plan it decodes to
+  // and no more than that count for the step model's plan.
+  unsigned compared = 0, lower = 0;
+  for (int seed = 0; seed < 120; ++seed) {
+    std::mt19937 rng(4000 + seed);
+    Graph g = randomGraph(rng, 2 + seed % 2, /*halo=*/seed % 2,
+                          /*training=*/seed % 3 != 0);
+    for (bool coarsened : {false, true}) {
+      SearchOptions options;
+      options.maxBruteForce = 1u << 20;
+      StrategyCache cache;
+      StepState state = StepState::initial(g);
+      StepModel model(g, state, 2, options, cache);
+      CoarseGraph coarse =
+          coarsen(g, coarsened ? CoarsenOptions() : CoarsenOptions::none());
+      bool tooLarge = false;
+      PlanStep shared =
+          searchStep(model, coarse, options, false, tooLarge, false, true);
+      PlanStep plain = searchStep(model, coarse, options, false, tooLarge);
+      EXPECT_TRUE(near(
+          shared.objective,
+          getSharedReadBytes(model, coarse, shared.tilings, choicesOf(shared))))
+          << "seed " << seed;
+      EXPECT_TRUE(
+          near(shared.bytes, model.cost(shared.tilings, choicesOf(shared))));
+      double plainShared =
+          getSharedReadBytes(model, coarse, plain.tilings, choicesOf(plain));
+      EXPECT_LE(shared.objective, plainShared + 1e-9) << "seed " << seed;
+      EXPECT_LE(plainShared, plain.bytes + 1e-9) << "seed " << seed;
+      lower += shared.objective < plainShared - 0.5;
+      PlanStep brute =
+          searchStep(model, coarse, options, true, tooLarge, false, true);
+      if (tooLarge)
+        continue;
+      ++compared;
+      EXPECT_TRUE(near(shared.objective, brute.objective))
+          << "seed " << seed << ": dp " << shared.objective << " brute "
+          << brute.objective;
+    }
+  }
+  std::cout << "[ INFO     ] shared-read DP compared with brute force "
+            << compared << " times; lower than the step model's plan in "
+            << lower << "\n";
+  EXPECT_GE(compared, 150u);
+  EXPECT_GE(lower, 10u);
+}
+
+TEST(SearchTest, SharedReadsSearchNeverMovesMore) {
+  // The default search keeps the plan found with shared reads only when the
+  // program moves fewer bytes with it, and says so in a remark.
+  std::string error;
+  unsigned improved = 0, plans = 0;
+  for (const char *devices : {"2", "4", "2x2"}) {
+    Topology topology = *Topology::parse(devices, "", error);
+    for (int seed = 0; seed < 40; ++seed) {
+      std::mt19937 rng(8000 + seed);
+      Graph g = randomGraph(rng, 3, seed % 2, /*training=*/true);
+      SearchOptions options;
+      auto chosen = searchPlan(g, topology, options, error);
+      options.sharedReads = false;
+      auto stepModel = searchPlan(g, topology, options, error);
+      ASSERT_TRUE(chosen && stepModel) << error;
+      ++plans;
+      EXPECT_LE(chosen->programBytes, stepModel->programBytes + 1e-9)
+          << devices << " seed " << seed;
+      bool shared = chosen->programBytes < stepModel->programBytes - 0.5;
+      improved += shared;
+      bool remark = false;
+      for (const std::string &r : chosen->remarks)
+        remark |= r.rfind("the steps were searched counting once", 0) == 0;
+      EXPECT_EQ(remark, shared) << devices << " seed " << seed;
+      for (const PlanStep &step : chosen->steps) {
+        EXPECT_EQ(step.sharedReads, shared);
+        EXPECT_TRUE(!step.sharedReads || !step.exact);
+      }
+      // The plan is its own: re-evaluated, it moves the same bytes.
+      std::vector<std::vector<Tiling>> tilings;
+      std::vector<std::vector<std::string>> strategies;
+      planChoices(*chosen, tilings, strategies);
+      auto again =
+          evaluatePlan(g, topology, options, tilings, strategies, error);
+      ASSERT_TRUE(again) << error;
+      ASSERT_TRUE(evaluateProgramBytes(g, *again, error)) << error;
+      EXPECT_EQ(again->programBytes, chosen->programBytes);
+      EXPECT_EQ(again->totalBytes, chosen->totalBytes);
+    }
+  }
+  std::cout << "[ INFO     ] the search with shared reads lowered the "
+               "program's bytes in "
+            << improved << " of " << plans << " plans\n";
+  EXPECT_GE(improved, 10u);
 }
 
 TEST(SearchTest, ProgramModelCountsTheFlatGrid) {

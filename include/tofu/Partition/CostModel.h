@@ -78,6 +78,11 @@ struct SearchOptions {
   /// steps fixed, minimising what the generated program moves
   /// (ProgramCost.h) instead of the step model; 0 disables it.
   unsigned refineSweeps = 2;
+  /// Tofu: also search every step on the coarsened graph counting once the
+  /// reads that tied operators (the time steps of an RNN) make of one
+  /// tensor, which the program converts once, and keep that plan when the
+  /// program moves fewer bytes with it.
+  bool sharedReads = true;
 };
 
 /// An operator's choice at one step: the loop variable it cuts, or -1 when
@@ -135,10 +140,15 @@ struct PlanStep {
   bool coarsened = false;
   /// For a coarsened step: the DP was exact over the coarsened graph.
   bool coarsenedExact = false;
+  /// True when the DP minimised the step's cost with the conversions that
+  /// the program shares counted once (StepSearch.h, `sharedReads`) rather
+  /// than the step model; `exact` is then false.
+  bool sharedReads = false;
   /// True when no tensor could be cut at this step (see
   /// StepModel::degenerate); the plan then carries a warning.
   bool degenerate = false;
-  /// The solver's objective for the step; equals `bytes` (a tested
+  /// The solver's objective for the step; equals `bytes` unless the step
+  /// was searched with shared reads (StepSearch.h) (a tested
   /// invariant of the min-sum encoding).
   double objective = 0;
 };
@@ -219,6 +229,13 @@ public:
   /// Bytes for operand `j` of `op` under `choice`, given the tensor's tiling.
   double inputCost(int op, unsigned j, OpChoice choice, Tiling tiling) const;
   double outputCost(int op, unsigned j, OpChoice choice, Tiling tiling) const;
+  /// Whether `choice` reads operand `j` of `op` whole on every worker, with
+  /// the operand at the tensor's local shape: such readers can share one
+  /// replica of the tensor.
+  bool readsWhole(int op, unsigned j, OpChoice choice) const;
+  /// Bytes that make tensor `t`, tiled as `tiling`, whole on every worker
+  /// (what a reader for which readsWhole holds pays as its input cost).
+  double replicateCost(int t, Tiling tiling) const;
   /// The strategy behind a choice (null for replicated).
   const Strategy *getStrategy(int op, OpChoice choice) const;
   /// The best choice of one operator given every tensor's tiling.

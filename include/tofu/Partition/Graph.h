@@ -94,6 +94,11 @@ struct Graph {
   /// as model state.
   bool isModelState(int t) const;
 
+  /// Tensors that tofu-partition builds on every rank where they are read
+  /// instead of moving them: values without a producer that are not
+  /// arguments (tensor.empty, constants) and fills of a scalar.
+  bool isRebuilt(int t) const;
+
   /// Computes `users` and checks that every index is in range and every
   /// operator's shapes match its tensors. Returns an error message or "".
   std::string finalize();

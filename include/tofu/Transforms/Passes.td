@@ -456,6 +456,10 @@ def TofuSearch : Pass<"tofu-search", "mlir::ModuleOp"> {
     Option<"refine", "refine", "unsigned", /*default=*/"2",
            "Sweeps of the refinement that minimises the bytes the generated "
            "program moves (tofu algorithm; 0 disables it)">,
+    Option<"sharedReads", "shared-reads", "bool", /*default=*/"true",
+           "Also search counting once the conversions that the program "
+           "shares between readers, and keep the plan that moves fewer "
+           "program bytes (tofu algorithm)">,
     Option<"planIn", "plan-in", "std::string", /*default=*/"\"\"",
            "Read the plan from this JSON file instead of searching">,
     Option<"planOut", "plan-out", "std::string", /*default=*/"\"\"",

@@ -239,6 +239,11 @@ FailureOr<bool> FunctionPartitioner::partitionTensorOp(Operation *op) {
                 low[d].push_back(before);
                 high[d].push_back(localShape[d] - before - size);
               }
+            // A rank that reads nothing of the source keeps the empty region
+            // at the origin, as ProgramCostModel places it.
+            for (Box &region : regions)
+              if (!region.volume())
+                region = emptyBox(rank);
             FailureOr<Value> in = getRegions(pad.getSource(), regions, loc);
             if (failed(in))
               return failure();
@@ -334,9 +339,13 @@ FailureOr<bool> FunctionPartitioner::partitionTensorOp(Operation *op) {
               for (size_t r = 0; r < ranks; ++r) {
                 auto [first, last] = meet(out[r].lo[axis], out[r].hi[axis],
                                           start, start + src[axis] - 1);
-                regions[r] = out[r];
-                regions[r].lo[axis] = first - start;
-                regions[r].hi[axis] = last - start;
+                // A rank that reads nothing of this input keeps the empty
+                // region at the origin, as ProgramCostModel places it.
+                if (first <= last) {
+                  regions[r] = out[r];
+                  regions[r].lo[axis] = first - start;
+                  regions[r].hi[axis] = last - start;
+                }
                 at.push_back(first > last ? 0 : first - out[r].lo[axis]);
               }
               start += src[axis];
