@@ -85,6 +85,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Sweeps of the search's refinement on the generated "
                      "program's bytes (0 keeps the recursion's plan)"),
       llvm::cl::init(2)};
+  Option<bool> sharedReads{
+      *this, "shared-reads",
+      llvm::cl::desc("Also search counting once the conversions the program "
+                     "shares, keeping the plan that moves fewer bytes"),
+      llvm::cl::init(true)};
   Option<std::string> planOut{
       *this, "plan-out",
       llvm::cl::desc("Write the plan as JSON to this file (default: not "
@@ -150,6 +155,7 @@ void buildTrainPipeline(OpPassManager &pm,
   search.replication = options.replication;
   search.batchDim = options.batchDim;
   search.refine = options.refine;
+  search.sharedReads = options.sharedReads;
   search.planOut = options.planOut;
   search.svg = options.svg;
   search.report = options.report;
