@@ -19,6 +19,7 @@
 #include "tofu/Transforms/Passes.h"
 #include "tofu/Transforms/ScalarDerivative.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -45,6 +46,56 @@ namespace {
 bool isTensorSum(Operation *op) {
   auto g = dyn_cast<linalg::GenericOp>(op);
   return g && tofu::isTensorSum(g);
+}
+
+/// Whether `e`, in the body of `g`, is its input's element, or that times
+/// one.
+bool isInputElement(linalg::GenericOp g, Value e) {
+  Value in = g.getBody()->getArgument(0);
+  if (e == in)
+    return true;
+  auto mul = e.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Value other = mul.getLhs() == in   ? mul.getRhs()
+                : mul.getRhs() == in ? mul.getLhs()
+                                     : Value();
+  return other && matchPattern(other, m_OneFloat());
+}
+
+/// The value that the element-wise identity generic `g` copies, or null: it
+/// yields its input's element, or adds it (times one) to a zero fill, the
+/// form in which tofu-autodiff passes a gradient through an addition.
+Value getCopiedValue(linalg::GenericOp g) {
+  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g->getNumResults() != 1 || !g.hasPureTensorSemantics() ||
+      g.getDpsInputs()[0].getType() != g->getResult(0).getType() ||
+      g.getNumReductionLoops() != 0 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return Value();
+  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  if (isInputElement(g, yield.getOperand(0)))
+    return g.getDpsInputs()[0];
+  Value e;
+  auto fill = g.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (tofu::matchCombiner(g, e) == tofu::Combiner::Add && fill &&
+      matchPattern(fill.value(), m_AnyZeroFloat()) && isInputElement(g, e))
+    return g.getDpsInputs()[0];
+  return Value();
+}
+
+/// `v`, or the value it copies through element-wise identity generics
+/// (getCopiedValue): the weight's and the bias's gradient products of one
+/// time step of an RNN read copies of one value.
+Value lookThroughCopies(Value v) {
+  while (auto g = v.getDefiningOp<linalg::GenericOp>()) {
+    Value copied = getCopiedValue(g);
+    if (!copied)
+      return v;
+    v = copied;
+  }
+  return v;
 }
 
 /// A reduction that may join a stack: a generic with static shapes and no
@@ -128,22 +179,53 @@ void eraseWithDeadProducers(ArrayRef<Operation *> ops) {
   }
 }
 
-/// Stacks made so far, by the values they stack: the bias's and the
-/// weight's gradients of an RNN stack the same per-time-step values.
+/// Stacks made so far, by the values they stack (through copies): the
+/// bias's and the weight's gradients of an RNN stack the same per-time-step
+/// values.
 using StackCache = std::map<std::vector<const void *>, Value>;
 
-/// `values` (of one type) stacked along a new first dimension.
-Value stack(OpBuilder &b, Location loc, ArrayRef<Value> values,
-            StackCache &cache) {
+std::vector<const void *> getStackKey(ArrayRef<Value> values) {
   std::vector<const void *> key;
   for (Value v : values)
-    key.push_back(v.getAsOpaquePointer());
-  // A stack made for an earlier sum, above this one.
-  if (auto it = cache.find(key); it != cache.end())
-    if (Operation *made = it->second.getDefiningOp();
-        made && made->getBlock() == b.getInsertionBlock() &&
-        made->isBeforeInBlock(&*b.getInsertionPoint()))
-      return it->second;
+    key.push_back(lookThroughCopies(v).getAsOpaquePointer());
+  return key;
+}
+
+/// The stack of `values` made for an earlier sum, if it is in `block`
+/// before `before`.
+Value findStack(ArrayRef<Value> values, const StackCache &cache,
+                Operation *before) {
+  auto it = cache.find(getStackKey(values));
+  if (it == cache.end())
+    return Value();
+  Operation *made = it->second.getDefiningOp();
+  if (!made || made->getBlock() != before->getBlock() ||
+      !made->isBeforeInBlock(before))
+    return Value();
+  return it->second;
+}
+
+/// `values` (of one type) stacked along a new first dimension, right after
+/// the last of them is defined in the block of `root`, so that later sums
+/// over the same values (the bias's gradient after the weight's) reuse it.
+Value stack(OpBuilder &b, Location loc, ArrayRef<Value> values,
+            StackCache &cache, Operation *root) {
+  if (Value made = findStack(values, cache, root))
+    return made;
+  SmallVector<Value> sources;
+  Operation *last = nullptr;
+  for (Value v : values) {
+    sources.push_back(lookThroughCopies(v));
+    Operation *def = sources.back().getDefiningOp();
+    if (def && def->getBlock() == root->getBlock() &&
+        (!last || last->isBeforeInBlock(def)))
+      last = def;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  if (last)
+    b.setInsertionPointAfter(last);
+  else
+    b.setInsertionPointToStart(root->getBlock());
   auto type = cast<RankedTensorType>(values.front().getType());
   SmallVector<int64_t> unitShape = {1};
   llvm::append_range(unitShape, type.getShape());
@@ -154,11 +236,11 @@ Value stack(OpBuilder &b, Location loc, ArrayRef<Value> values,
     reassociation.push_back(d == 1 ? ReassociationIndices{0, 1}
                                    : ReassociationIndices{d});
   SmallVector<Value> pieces;
-  for (Value v : values)
+  for (Value v : sources)
     pieces.push_back(
         tensor::ExpandShapeOp::create(b, loc, unitType, v, reassociation));
   Value stacked = tensor::ConcatOp::create(b, loc, /*dim=*/0, pieces);
-  cache[key] = stacked;
+  cache[getStackKey(values)] = stacked;
   return stacked;
 }
 
@@ -176,23 +258,40 @@ int64_t getBytes(Type type) {
   return ranked.getNumElements() * int64_t(ranked.getElementTypeBitWidth() / 8);
 }
 
-/// Whether stacking `terms` pays: an operand differs between them, and the
-/// stacks copy at most the bytes of the additions they remove (a weight's
-/// gradient over T time steps copies T small activations and removes T - 1
-/// weight-sized sums; the sum of two products by two weights would copy
-/// both weights to remove one activation-sized sum).
-bool pays(ArrayRef<linalg::GenericOp> terms) {
+/// The values that input `i` of the terms `stacked` stacks.
+SmallVector<Value> getStackedValues(ArrayRef<linalg::GenericOp> stacked,
+                                    unsigned i) {
+  SmallVector<Value> values;
+  for (linalg::GenericOp g : stacked)
+    values.push_back(g.getDpsInputs()[i]);
+  return values;
+}
+
+/// Whether stacking `terms`, summed under `root`, pays: an operand differs
+/// between them, and the stacks it makes copy at most the bytes of the
+/// additions they remove (a weight's gradient over T time steps copies T
+/// small activations and removes T - 1 weight-sized sums; the sum of two
+/// products by two weights would copy both weights to remove one
+/// activation-sized sum). A stack made for an earlier sum copies nothing
+/// more (the bias's gradient over the weight's stacked operand).
+bool pays(ArrayRef<linalg::GenericOp> terms, const StackCache &cache,
+          Operation *root) {
   if (terms.size() < 2)
     return false;
   linalg::GenericOp first = terms.front();
   int64_t copied = 0;
-  for (unsigned i = 0; i < first.getNumDpsInputs(); ++i)
-    if (!isShared(terms, i))
+  bool differs = false;
+  for (unsigned i = 0; i < first.getNumDpsInputs(); ++i) {
+    if (isShared(terms, i))
+      continue;
+    differs = true;
+    if (!findStack(getStackedValues(terms, i), cache, root))
       copied +=
           int64_t(terms.size()) * getBytes(first.getDpsInputs()[i].getType());
+  }
   int64_t removed =
       int64_t(terms.size() - 1) * getBytes(first->getResult(0).getType());
-  return copied > 0 && copied <= removed;
+  return differs && copied <= removed;
 }
 
 /// Replaces the terms `stacked` of the sum `sums` (whose first op is the
@@ -213,10 +312,8 @@ void stackTerms(ArrayRef<Operation *> sums, ArrayRef<Value> terms,
     bool isInput = int64_t(i) < first.getNumDpsInputs();
     bool shared = !isInput || isShared(stacked, i);
     if (isInput && !shared) {
-      SmallVector<Value> values;
-      for (linalg::GenericOp g : stacked)
-        values.push_back(g.getDpsInputs()[i]);
-      inputs.push_back(stack(b, loc, values, cache));
+      inputs.push_back(
+          stack(b, loc, getStackedValues(stacked, i), cache, root));
       shifted = shifted.insertResult(getAffineDimExpr(0, ctx), 0);
     } else if (isInput) {
       inputs.push_back(first.getDpsInputs()[i]);
@@ -309,7 +406,7 @@ struct TofuStackProductSumsPass
               alike->push_back(g);
           }
           for (auto &members : classes)
-            if (members.size() > best.size() && pays(members))
+            if (members.size() > best.size() && pays(members, cache, root))
               best = members;
         }
         if (best.size() < 2)

@@ -19,8 +19,8 @@
 // CHECK-DAG:     %[[E0:.*]] = tensor.expand_shape %[[H0]] {{\[\[}}0, 1], [2]] output_shape [1, 2, 8]
 // CHECK-DAG:     %[[E1:.*]] = tensor.expand_shape %[[H1]]
 // CHECK-DAG:     %[[E2:.*]] = tensor.expand_shape %[[H2]]
-// CHECK:         %[[HS:.*]] = tensor.concat dim(0) %[[E0]], %[[E1]], %[[E2]] : {{.*}} -> tensor<3x2x8xf32>
-// CHECK:         %[[GS:.*]] = tensor.concat dim(0) {{.*}} -> tensor<3x2x10xf32>
+// CHECK-DAG:     %[[HS:.*]] = tensor.concat dim(0) %[[E0]], %[[E1]], %[[E2]] : {{.*}} -> tensor<3x2x8xf32>
+// CHECK-DAG:     %[[GS:.*]] = tensor.concat dim(0) {{.*}} -> tensor<3x2x10xf32>
 // CHECK:         %[[FILL:.*]] = linalg.fill {{.*}} -> tensor<8x10xf32>
 // CHECK-NOT:     linalg.fill
 // CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[SH]], #[[SG]], #[[OUT]]], iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%[[HS]], %[[GS]] : tensor<3x2x8xf32>, tensor<3x2x10xf32>) outs(%[[FILL]] : tensor<8x10xf32>)
@@ -221,4 +221,136 @@ func.func @kept(%h0: tensor<2x8xf32>, %h1: tensor<2x8xf32>, %h2: tensor<2x8xf32>
     linalg.yield %s : f32
   } -> tensor<2x8xf32>
   return %ka, %kb, %c : tensor<8x10xf32>, tensor<8x10xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Tests the bias's gradient of an RNN: per time step, the batch sum of the
+// gate gradient %g_t, which the weight's gradient product reads through a
+// copy (tofu-autodiff's adjoint of an addition: 1.0 * x added to a zero
+// fill). Stacking the bias's terms alone would copy 3 gate gradients to
+// remove 2 bias-sized sums; once the weight's gradient has stacked the
+// gate gradients (looking through the copies), the bias's sum reads that
+// stack: one concat of the %g_t for both.
+
+#bk = affine_map<(b, k, n) -> (b, k)>
+#bn = affine_map<(b, k, n) -> (b, n)>
+#kn = affine_map<(b, k, n) -> (k, n)>
+#id = affine_map<(b, n) -> (b, n)>
+#col = affine_map<(b, n) -> (n)>
+#v = affine_map<(n) -> (n)>
+// CHECK-DAG: #[[SG:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[TBN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[N:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @bias_gradient(
+// CHECK-SAME:      %[[H0:[^:]*]]: tensor<2x8xf32>, %[[H1:[^:]*]]: tensor<2x8xf32>, %[[H2:[^:]*]]: tensor<2x8xf32>, %[[G0:[^:]*]]: tensor<2x10xf32>, %[[G1:[^:]*]]: tensor<2x10xf32>, %[[G2:[^:]*]]: tensor<2x10xf32>
+// CHECK-DAG:     %[[X0:.*]] = tensor.expand_shape %[[G0]]
+// CHECK-DAG:     %[[X1:.*]] = tensor.expand_shape %[[G1]]
+// CHECK-DAG:     %[[X2:.*]] = tensor.expand_shape %[[G2]]
+// CHECK-DAG:     %[[GS:.*]] = tensor.concat dim(0) %[[X0]], %[[X1]], %[[X2]] : {{.*}} -> tensor<3x2x10xf32>
+// CHECK-DAG:     %[[HS:.*]] = tensor.concat dim(0) {{.*}} -> tensor<3x2x8xf32>
+// CHECK-DAG:     %[[W:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[SG]], #{{.*}}], {{.*}} ins(%[[HS]], %[[GS]] : tensor<3x2x8xf32>, tensor<3x2x10xf32>)
+// CHECK-DAG:     %[[B:.*]] = linalg.generic {indexing_maps = [#[[TBN]], #[[N]]], iterator_types = ["reduction", "reduction", "parallel"]} ins(%[[GS]] : tensor<3x2x10xf32>)
+// CHECK-NOT:     tensor.concat
+// CHECK:         return %[[W]], %[[B]]
+func.func @bias_gradient(%h0: tensor<2x8xf32>, %h1: tensor<2x8xf32>, %h2: tensor<2x8xf32>, %g0: tensor<2x10xf32>, %g1: tensor<2x10xf32>, %g2: tensor<2x10xf32>) -> (tensor<8x10xf32>, tensor<10xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  // The copies of the gate gradients.
+  %ce0 = tensor.empty() : tensor<2x10xf32>
+  %cf0 = linalg.fill ins(%zero : f32) outs(%ce0 : tensor<2x10xf32>) -> tensor<2x10xf32>
+  %c0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g0 : tensor<2x10xf32>) outs(%cf0 : tensor<2x10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %one, %a : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x10xf32>
+  %ce1 = tensor.empty() : tensor<2x10xf32>
+  %cf1 = linalg.fill ins(%zero : f32) outs(%ce1 : tensor<2x10xf32>) -> tensor<2x10xf32>
+  %c1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g1 : tensor<2x10xf32>) outs(%cf1 : tensor<2x10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %one, %a : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x10xf32>
+  %ce2 = tensor.empty() : tensor<2x10xf32>
+  %cf2 = linalg.fill ins(%zero : f32) outs(%ce2 : tensor<2x10xf32>) -> tensor<2x10xf32>
+  %c2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g2 : tensor<2x10xf32>) outs(%cf2 : tensor<2x10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %one, %a : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x10xf32>
+  // The bias's gradient: per time step, the batch sum of %g_t.
+  %be0 = tensor.empty() : tensor<10xf32>
+  %bf0 = linalg.fill ins(%zero : f32) outs(%be0 : tensor<10xf32>) -> tensor<10xf32>
+  %b0 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%g0 : tensor<2x10xf32>) outs(%bf0 : tensor<10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<10xf32>
+  %be1 = tensor.empty() : tensor<10xf32>
+  %bf1 = linalg.fill ins(%zero : f32) outs(%be1 : tensor<10xf32>) -> tensor<10xf32>
+  %b1 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%g1 : tensor<2x10xf32>) outs(%bf1 : tensor<10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<10xf32>
+  %be2 = tensor.empty() : tensor<10xf32>
+  %bf2 = linalg.fill ins(%zero : f32) outs(%be2 : tensor<10xf32>) -> tensor<10xf32>
+  %b2 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%g2 : tensor<2x10xf32>) outs(%bf2 : tensor<10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<10xf32>
+  %bse01 = tensor.empty() : tensor<10xf32>
+  %bs01 = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]} ins(%b0, %b1 : tensor<10xf32>, tensor<10xf32>) outs(%bse01 : tensor<10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<10xf32>
+  %bse = tensor.empty() : tensor<10xf32>
+  %bs = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]} ins(%bs01, %b2 : tensor<10xf32>, tensor<10xf32>) outs(%bse : tensor<10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<10xf32>
+  // The weight's gradient, over the copies.
+  %e0 = tensor.empty() : tensor<8x10xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<8x10xf32>) -> tensor<8x10xf32>
+  %p0 = linalg.generic {indexing_maps = [#bk, #bn, #kn], iterator_types = ["reduction", "parallel", "parallel"]} ins(%h0, %c0 : tensor<2x8xf32>, tensor<2x10xf32>) outs(%f0 : tensor<8x10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x10xf32>
+  %e1 = tensor.empty() : tensor<8x10xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x10xf32>) -> tensor<8x10xf32>
+  %p1 = linalg.generic {indexing_maps = [#bk, #bn, #kn], iterator_types = ["reduction", "parallel", "parallel"]} ins(%h1, %c1 : tensor<2x8xf32>, tensor<2x10xf32>) outs(%f1 : tensor<8x10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x10xf32>
+  %e2 = tensor.empty() : tensor<8x10xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x10xf32>) -> tensor<8x10xf32>
+  %p2 = linalg.generic {indexing_maps = [#bk, #bn, #kn], iterator_types = ["reduction", "parallel", "parallel"]} ins(%h2, %c2 : tensor<2x8xf32>, tensor<2x10xf32>) outs(%f2 : tensor<8x10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x10xf32>
+  %ses01 = tensor.empty() : tensor<8x10xf32>
+  %s01 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%p0, %p1 : tensor<8x10xf32>, tensor<8x10xf32>) outs(%ses01 : tensor<8x10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<8x10xf32>
+  %ses012 = tensor.empty() : tensor<8x10xf32>
+  %s012 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%s01, %p2 : tensor<8x10xf32>, tensor<8x10xf32>) outs(%ses012 : tensor<8x10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<8x10xf32>
+  return %s012, %bs : tensor<8x10xf32>, tensor<10xf32>
 }
