@@ -140,7 +140,7 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
       "the steps were searched counting once the conversions that the "
       "program shares between readers: the program moves " +
       bytes(shared->programBytes) + " bytes, against " +
-      bytes(plan->programBytes) + " with the plan of the step model");
+      bytes(plan->programBytes) + " with the refined plan of the step model");
   return shared;
 }
 

@@ -37,23 +37,26 @@ static std::vector<T> intersectOptions(const std::vector<std::vector<T>> &all,
 /// operand, description and local shapes (equal keys read equal regions
 /// under every choice of the slot).
 using ReadKey = std::tuple<unsigned, int, unsigned, const tdl::OpDesc *,
-                           std::vector<Shape>>;
+                           std::vector<Shape>, std::vector<Shape>>;
 
 static ReadKey getReadKey(const StepModel &model, const CoarseGraph &coarse,
                           int o, unsigned j) {
   const OpNode &op = model.graph.ops[o];
-  return {coarse.opSlot[o], op.inputs[j], j, op.desc.get(),
-          model.state.opShapes[o].inputs};
+  const OpShapes &shapes = model.state.opShapes[o];
+  return {coarse.opSlot[o], op.inputs[j],  j,
+          op.desc.get(),    shapes.inputs, shapes.outputs};
 }
 
 /// Whether the tensors of slot `s` may be made whole once for all their
-/// readers that read them whole: some member has two readers.
+/// readers that read them whole: some member that the program moves (not
+/// rebuilt) has two readers.
 static bool mayShareReplica(const Graph &graph, const CoarseGraph &coarse,
                             unsigned s) {
   const CoarseSlot &slot = coarse.slots[s];
   return !slot.isOp &&
-         std::any_of(slot.members.begin(), slot.members.end(),
-                     [&](int t) { return graph.users[t].size() >= 2; });
+         std::any_of(slot.members.begin(), slot.members.end(), [&](int t) {
+           return graph.users[t].size() >= 2 && !graph.isRebuilt(t);
+         });
 }
 
 double tofu::getSharedReadBytes(const StepModel &model,

@@ -155,30 +155,6 @@ void collectTerms(Operation *root, SmallVectorImpl<Value> &terms,
   }
 }
 
-/// Erases `ops` (each without uses once those after it are gone), then the
-/// side-effect-free producers that they leave unused.
-void eraseWithDeadProducers(ArrayRef<Operation *> ops) {
-  llvm::SmallPtrSet<Operation *, 16> erased(ops.begin(), ops.end());
-  llvm::SetVector<Operation *> worklist;
-  auto addProducers = [&](Operation *op) {
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && !erased.count(def))
-        worklist.insert(def);
-  };
-  for (Operation *op : ops) {
-    addProducers(op);
-    op->erase();
-  }
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (!isOpTriviallyDead(op))
-      continue;
-    erased.insert(op);
-    addProducers(op);
-    op->erase();
-  }
-}
-
 /// Stacks made so far, by the values they stack (through copies): the
 /// bias's and the weight's gradients of an RNN stack the same per-time-step
 /// values.
@@ -242,6 +218,36 @@ Value stack(OpBuilder &b, Location loc, ArrayRef<Value> values,
   Value stacked = tensor::ConcatOp::create(b, loc, /*dim=*/0, pieces);
   cache[getStackKey(values)] = stacked;
   return stacked;
+}
+
+/// Erases `ops` (each without uses once those after it are gone), then the
+/// side-effect-free producers that they leave unused, and forgets the
+/// stacks of `cache` that they made.
+void eraseWithDeadProducers(ArrayRef<Operation *> ops, StackCache &cache) {
+  llvm::SmallPtrSet<Operation *, 16> erased(ops.begin(), ops.end());
+  llvm::SetVector<Operation *> worklist;
+  auto addProducers = [&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && !erased.count(def))
+        worklist.insert(def);
+  };
+  auto erase = [&](Operation *op) {
+    for (auto it = cache.begin(); it != cache.end();)
+      it = it->second.getDefiningOp() == op ? cache.erase(it) : std::next(it);
+    op->erase();
+  };
+  for (Operation *op : ops) {
+    addProducers(op);
+    erase(op);
+  }
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!isOpTriviallyDead(op))
+      continue;
+    erased.insert(op);
+    addProducers(op);
+    erase(op);
+  }
 }
 
 /// Whether input `i` is the same value in every term of `stacked`.
@@ -347,7 +353,7 @@ void stackTerms(ArrayRef<Operation *> sums, ArrayRef<Value> terms,
   SmallVector<Operation *> dead(sums.begin(), sums.end());
   for (linalg::GenericOp g : stacked)
     dead.push_back(g);
-  eraseWithDeadProducers(dead);
+  eraseWithDeadProducers(dead, cache);
 }
 
 struct TofuStackProductSumsPass

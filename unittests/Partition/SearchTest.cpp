@@ -775,7 +775,7 @@ TEST(SearchTest, SharedReadsStepEqualsBruteForce) {
   // The DP with shared reads against brute force over the same encoding:
   // the same optimum, which is getSharedReadBytes of the plan it decodes to
   // and no more than that count for the step model's plan.
-  unsigned compared = 0, lower = 0;
+  unsigned compared = 0, enumerated = 0, lower = 0;
   for (int seed = 0; seed < 120; ++seed) {
     std::mt19937 rng(4000 + seed);
     Graph g = randomGraph(rng, 2 + seed % 2, /*halo=*/seed % 2,
@@ -805,18 +805,57 @@ TEST(SearchTest, SharedReadsStepEqualsBruteForce) {
       lower += shared.objective < plainShared - 0.5;
       PlanStep brute =
           searchStep(model, coarse, options, true, tooLarge, false, true);
-      if (tooLarge)
+      if (!tooLarge) {
+        ++compared;
+        EXPECT_TRUE(near(shared.objective, brute.objective))
+            << "seed " << seed << ": dp " << shared.objective << " brute "
+            << brute.objective;
+      }
+      // Independently of the encoding: the least getSharedReadBytes over
+      // every tiling and choice of the uncoarsened step.
+      if (coarsened)
         continue;
-      ++compared;
-      EXPECT_TRUE(near(shared.objective, brute.objective))
-          << "seed " << seed << ": dp " << shared.objective << " brute "
-          << brute.objective;
+      size_t nt = g.tensors.size(), no = g.ops.size();
+      std::vector<unsigned> digit(nt + no, 0), radix;
+      uint64_t assignments = 1;
+      for (auto &o : model.tensorOptions)
+        radix.push_back(o.size());
+      for (auto &o : model.opOptions)
+        radix.push_back(o.size());
+      for (unsigned r : radix)
+        assignments = std::min<uint64_t>(assignments * r, 1u << 20);
+      if (assignments > (1u << 14))
+        continue;
+      double least = std::numeric_limits<double>::infinity();
+      while (true) {
+        std::vector<Tiling> tilings;
+        std::vector<OpChoice> choices;
+        for (size_t t = 0; t < nt; ++t)
+          tilings.push_back(model.tensorOptions[t][digit[t]]);
+        for (size_t o = 0; o < no; ++o)
+          choices.push_back(model.opOptions[o][digit[nt + o]]);
+        least = std::min(least,
+                         getSharedReadBytes(model, coarse, tilings, choices));
+        size_t p = digit.size();
+        while (p-- > 0) {
+          if (++digit[p] < radix[p])
+            break;
+          digit[p] = 0;
+        }
+        if (p == (size_t)-1)
+          break;
+      }
+      ++enumerated;
+      EXPECT_TRUE(near(shared.objective, least))
+          << "seed " << seed << ": dp " << shared.objective << " least "
+          << least;
     }
   }
   std::cout << "[ INFO     ] shared-read DP compared with brute force "
-            << compared << " times; lower than the step model's plan in "
-            << lower << "\n";
+            << compared << " times and with every assignment " << enumerated
+            << " times; lower than the step model's plan in " << lower << "\n";
   EXPECT_GE(compared, 150u);
+  EXPECT_GE(enumerated, 40u);
   EXPECT_GE(lower, 10u);
 }
 

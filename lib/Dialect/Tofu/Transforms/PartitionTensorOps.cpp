@@ -227,23 +227,32 @@ FailureOr<bool> FunctionPartitioner::partitionTensorOp(Operation *op) {
             size_t rank = src.size();
             RankBoxes regions(ranks, emptyBox(rank));
             std::vector<std::vector<int64_t>> low(rank), high(rank);
-            for (size_t r = 0; r < ranks; ++r)
+            for (size_t r = 0; r < ranks; ++r) {
+              Box region = emptyBox(rank);
+              std::vector<int64_t> before(rank), size(rank);
               for (size_t d = 0; d < rank; ++d) {
                 int64_t l = pad.getStaticLow()[d];
                 auto [first, last] =
                     meet(out[r].lo[d], out[r].hi[d], l, l + src[d] - 1);
-                regions[r].lo[d] = first - l;
-                regions[r].hi[d] = last - l;
-                int64_t size = std::max<int64_t>(0, last - first + 1);
-                int64_t before = size ? first - out[r].lo[d] : 0;
-                low[d].push_back(before);
-                high[d].push_back(localShape[d] - before - size);
+                region.lo[d] = first - l;
+                region.hi[d] = last - l;
+                size[d] = std::max<int64_t>(0, last - first + 1);
+                before[d] = size[d] ? first - out[r].lo[d] : 0;
               }
-            // A rank that reads nothing of the source keeps the empty region
-            // at the origin, as ProgramCostModel places it.
-            for (Box &region : regions)
-              if (!region.volume())
-                region = emptyBox(rank);
+              // A rank that reads nothing of the source (its tile lies in a
+              // padding band) keeps the empty region at the origin, as
+              // ProgramCostModel places it, and pads nothing to its tile.
+              if (region.volume()) {
+                regions[r] = region;
+              } else {
+                std::fill(before.begin(), before.end(), 0);
+                std::fill(size.begin(), size.end(), 0);
+              }
+              for (size_t d = 0; d < rank; ++d) {
+                low[d].push_back(before[d]);
+                high[d].push_back(localShape[d] - before[d] - size[d]);
+              }
+            }
             FailureOr<Value> in = getRegions(pad.getSource(), regions, loc);
             if (failed(in))
               return failure();
