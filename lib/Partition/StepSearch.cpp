@@ -49,14 +49,25 @@ static ReadKey getReadKey(const StepModel &model, const CoarseGraph &coarse,
 
 /// Whether the tensors of slot `s` may be made whole once for all their
 /// readers that read them whole: some member that the program moves (not
-/// rebuilt) has two readers.
-static bool mayShareReplica(const Graph &graph, const CoarseGraph &coarse,
+/// rebuilt) has two readers that some choice of theirs makes read it whole.
+static bool mayShareReplica(const StepModel &model, const CoarseGraph &coarse,
                             unsigned s) {
+  const Graph &graph = model.graph;
   const CoarseSlot &slot = coarse.slots[s];
-  return !slot.isOp &&
-         std::any_of(slot.members.begin(), slot.members.end(), [&](int t) {
-           return graph.users[t].size() >= 2 && !graph.isRebuilt(t);
-         });
+  if (slot.isOp)
+    return false;
+  for (int t : slot.members) {
+    if (graph.isRebuilt(t))
+      continue;
+    unsigned whole = 0;
+    for (auto [o, j] : graph.users[t])
+      whole += std::any_of(
+          model.opOptions[o].begin(), model.opOptions[o].end(),
+          [&, o = o, j = j](OpChoice c) { return model.readsWhole(o, j, c); });
+    if (whole >= 2)
+      return true;
+  }
+  return false;
 }
 
 double tofu::getSharedReadBytes(const StepModel &model,
@@ -86,7 +97,7 @@ double tofu::getSharedReadBytes(const StepModel &model,
         bytes += model.outputCost(o, j, choices[o], tilings[t]);
   }
   for (unsigned s = 0; s < coarse.slots.size(); ++s) {
-    if (!mayShareReplica(graph, coarse, s)) {
+    if (!mayShareReplica(model, coarse, s)) {
       bytes += plain[s];
       continue;
     }
@@ -120,7 +131,7 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
     } else {
       tensorValues[s] = intersectOptions(model.tensorOptions, slot.members,
                                          Tiling::replicate());
-      if (sharedReads && mayShareReplica(graph, coarse, s))
+      if (sharedReads && mayShareReplica(model, coarse, s))
         replicas[s] = 2;
       slotSize[s] = tensorValues[s].size() * replicas[s];
     }
