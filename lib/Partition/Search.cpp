@@ -144,6 +144,34 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
   return shared;
 }
 
+bool tofu::forEachAssignment(
+    const StepModel &model,
+    const std::function<bool(const std::vector<Tiling> &,
+                             const std::vector<OpChoice> &)> &visit) {
+  size_t nt = model.tensorOptions.size(), no = model.opOptions.size();
+  std::vector<unsigned> digit(nt + no, 0);
+  std::vector<Tiling> tilings(nt);
+  std::vector<OpChoice> choices(no);
+  while (true) {
+    for (size_t t = 0; t < nt; ++t)
+      tilings[t] = model.tensorOptions[t][digit[t]];
+    for (size_t o = 0; o < no; ++o)
+      choices[o] = model.opOptions[o][digit[nt + o]];
+    if (!visit(tilings, choices))
+      return false;
+    size_t p = digit.size();
+    while (p-- > 0) {
+      size_t radix = p < nt ? model.tensorOptions[p].size()
+                            : model.opOptions[p - nt].size();
+      if (++digit[p] < radix)
+        break;
+      digit[p] = 0;
+    }
+    if (p == (size_t)-1)
+      return true;
+  }
+}
+
 std::optional<double> tofu::exhaustivePlanCost(const Graph &graph,
                                                const std::vector<unsigned> &ks,
                                                const SearchOptions &options,
@@ -155,38 +183,23 @@ std::optional<double> tofu::exhaustivePlanCost(const Graph &graph,
     if (i == ks.size())
       return 0.0;
     StepModel model(graph, state, ks[i], options, cache);
-    size_t nt = graph.tensors.size(), no = graph.ops.size();
-    std::vector<unsigned> digit(nt + no, 0), radix;
-    for (auto &o : model.tensorOptions)
-      radix.push_back(o.size());
-    for (auto &o : model.opOptions)
-      radix.push_back(o.size());
     double best = std::numeric_limits<double>::infinity();
-    while (true) {
-      if (++visited > maxAssignments)
-        return std::nullopt;
-      std::vector<Tiling> tilings;
-      std::vector<OpChoice> choices;
-      for (size_t t = 0; t < nt; ++t)
-        tilings.push_back(model.tensorOptions[t][digit[t]]);
-      for (size_t o = 0; o < no; ++o)
-        choices.push_back(model.opOptions[o][digit[nt + o]]);
-      double here = model.cost(tilings, choices);
-      auto rest = i + 1 == ks.size()
-                      ? std::optional<double>(0.0)
-                      : rec(model.advance(tilings, choices), i + 1);
-      if (!rest)
-        return std::nullopt;
-      best = std::min(best, here + *rest);
-      size_t p = digit.size();
-      while (p-- > 0) {
-        if (++digit[p] < radix[p])
-          break;
-        digit[p] = 0;
-      }
-      if (p == (size_t)-1)
-        break;
-    }
+    bool complete =
+        forEachAssignment(model, [&](const std::vector<Tiling> &tilings,
+                                     const std::vector<OpChoice> &choices) {
+          if (++visited > maxAssignments)
+            return false;
+          double here = model.cost(tilings, choices);
+          auto rest = i + 1 == ks.size()
+                          ? std::optional<double>(0.0)
+                          : rec(model.advance(tilings, choices), i + 1);
+          if (!rest)
+            return false;
+          best = std::min(best, here + *rest);
+          return true;
+        });
+    if (!complete)
+      return std::nullopt;
     return best;
   };
   return rec(StepState::initial(graph), 0);

@@ -815,36 +815,20 @@ TEST(SearchTest, SharedReadsStepEqualsBruteForce) {
       // every tiling and choice of the uncoarsened step.
       if (coarsened)
         continue;
-      size_t nt = g.tensors.size(), no = g.ops.size();
-      std::vector<unsigned> digit(nt + no, 0), radix;
       uint64_t assignments = 1;
       for (auto &o : model.tensorOptions)
-        radix.push_back(o.size());
+        assignments = std::min<uint64_t>(assignments * o.size(), 1u << 20);
       for (auto &o : model.opOptions)
-        radix.push_back(o.size());
-      for (unsigned r : radix)
-        assignments = std::min<uint64_t>(assignments * r, 1u << 20);
+        assignments = std::min<uint64_t>(assignments * o.size(), 1u << 20);
       if (assignments > (1u << 14))
         continue;
       double least = std::numeric_limits<double>::infinity();
-      while (true) {
-        std::vector<Tiling> tilings;
-        std::vector<OpChoice> choices;
-        for (size_t t = 0; t < nt; ++t)
-          tilings.push_back(model.tensorOptions[t][digit[t]]);
-        for (size_t o = 0; o < no; ++o)
-          choices.push_back(model.opOptions[o][digit[nt + o]]);
+      forEachAssignment(model, [&](const std::vector<Tiling> &tilings,
+                                   const std::vector<OpChoice> &choices) {
         least = std::min(least,
                          getSharedReadBytes(model, coarse, tilings, choices));
-        size_t p = digit.size();
-        while (p-- > 0) {
-          if (++digit[p] < radix[p])
-            break;
-          digit[p] = 0;
-        }
-        if (p == (size_t)-1)
-          break;
-      }
+        return true;
+      });
       ++enumerated;
       EXPECT_TRUE(near(shared.objective, least))
           << "seed " << seed << ": dp " << shared.objective << " least "

@@ -13,6 +13,7 @@
 
 #include "tofu/Partition/CostModel.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ bool evaluateProgramBytes(const Graph &graph, Plan &plan, std::string &error,
 /// (ProgramCost.h), and kept when the whole plan stays feasible and moves
 /// fewer bytes. Sweeps until nothing improves or `options.refineSweeps`.
 void refinePlan(const Graph &graph, Plan &plan, const SearchOptions &options);
+
+/// Calls `visit` with every assignment of a tiling to each tensor and a
+/// choice to each operator of `model`'s step, until it returns false.
+/// Returns false when it did.
+bool forEachAssignment(
+    const StepModel &model,
+    const std::function<bool(const std::vector<Tiling> &,
+                             const std::vector<OpChoice> &)> &visit);
 
 /// Exhaustive search over every sequence of per-step assignments for the
 /// given steps, with no coarsening; std::nullopt past `maxAssignments`.
