@@ -26,12 +26,12 @@ static std::optional<Plan> recurse(const Graph &graph, const Topology &topology,
                                    const SearchOptions &options,
                                    const CoarseGraph &fine,
                                    std::optional<CoarseGraph> &coarse,
-                                   bool sharedReads, std::string &error) {
+                                   StrategyCache &cache, bool sharedReads,
+                                   std::string &error) {
   Plan plan(topology, options);
   std::vector<RecursionStep> steps = getRecursionSteps(topology, options);
   bool useCoarse =
       options.algorithm != Algorithm::BruteForce && !options.coarsen.isNone();
-  StrategyCache cache;
   StepState state = StepState::initial(graph);
   for (const RecursionStep &rs : steps) {
     StepModel model(graph, state, rs.k, options, cache);
@@ -116,8 +116,10 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
                                      std::string &error) {
   CoarseGraph fine = coarsen(graph, CoarsenOptions::none());
   std::optional<CoarseGraph> coarse;
+  // The strategy sets of every step, shared by both recursions.
+  StrategyCache cache;
   std::optional<Plan> plan =
-      recurse(graph, topology, options, fine, coarse, false, error);
+      recurse(graph, topology, options, fine, coarse, cache, false, error);
   if (!plan || options.algorithm != Algorithm::Tofu || !options.sharedReads ||
       plan->programBytes < 0)
     return plan;
@@ -131,7 +133,7 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
   unrefined.refineSweeps = 0;
   std::string ignored;
   std::optional<Plan> shared =
-      recurse(graph, topology, unrefined, fine, coarse, true, ignored);
+      recurse(graph, topology, unrefined, fine, coarse, cache, true, ignored);
   if (!shared || shared->programBytes < 0 ||
       shared->programBytes >= plan->programBytes - 0.5)
     return plan;
