@@ -126,9 +126,8 @@ std::optional<Plan> tofu::searchPlan(const Graph &graph,
   // The step model charges every reader of a tensor its conversion; the
   // program converts a tensor once for the readers of equal regions. A
   // search that counts those conversions once competes on the program's
-  // bytes.
-  // The refinement minimises the program's bytes with every fetch counted
-  // on its own, which undoes what the shared count found.
+  // bytes, unrefined: the refinement counts every fetch on its own, which
+  // undoes what the shared count found.
   SearchOptions unrefined = options;
   unrefined.refineSweeps = 0;
   std::string ignored;

@@ -118,9 +118,10 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
   // Each slot's values: the choices every member can take.
   std::vector<std::vector<OpChoice>> opValues(numSlots);
   std::vector<std::vector<Tiling>> tensorValues(numSlots);
-  // With sharedReads, a tensor slot whose tensors several operators read
-  // takes each tiling twice: the second time with a replica that every
-  // reader of the whole tensor shares (value = tiling * replicas + shared).
+  // With sharedReads, a tensor slot that may share a replica
+  // (mayShareReplica) takes each tiling twice: the second time with a
+  // replica that every reader of the whole tensor shares (value = tiling *
+  // replicas + shared).
   std::vector<unsigned> slotSize(numSlots), replicas(numSlots, 1);
   for (size_t s = 0; s < numSlots; ++s) {
     const CoarseSlot &slot = coarse.slots[s];
@@ -172,9 +173,7 @@ PlanStep tofu::searchStep(const StepModel &model, const CoarseGraph &coarse,
 
   // Edge costs, first per pair of slots.
   std::map<std::pair<unsigned, unsigned>, std::vector<double>> slotPairs;
-  // With sharedReads: the reads already charged, by operator slot, tensor,
-  // operand, description and local shapes (equal keys read equal regions
-  // under every choice of the slot).
+  // With sharedReads: the reads already charged (ReadKey).
   std::set<ReadKey> charged;
   auto addEdge = [&](int o, unsigned j, bool isInput) {
     int t = isInput ? graph.ops[o].inputs[j] : graph.ops[o].outputs[j];

@@ -78,10 +78,10 @@ struct SearchOptions {
   /// steps fixed, minimising what the generated program moves
   /// (ProgramCost.h) instead of the step model; 0 disables it.
   unsigned refineSweeps = 2;
-  /// Tofu: also search every step on the coarsened graph counting once the
-  /// reads that tied operators (the time steps of an RNN) make of one
-  /// tensor, which the program converts once, and keep that plan when the
-  /// program moves fewer bytes with it.
+  /// Tofu: run the recursion a second time with the conversions that the
+  /// program shares counted once (StepSearch.h, searchStep's
+  /// `sharedReads`), and keep that plan when the program moves fewer bytes
+  /// with it.
   bool sharedReads = true;
 };
 

@@ -26,8 +26,8 @@ namespace tofu {
 /// program moves more closely: reads of tensors that the program rebuilds
 /// are free (Graph::isRebuilt), the reads that the operators of one slot
 /// make of one tensor through the same access count once, and a tensor that
-/// several operators read may be made whole once for all those that read it
-/// whole (getSharedReadBytes). The step's `bytes` still charge every read
+/// two of its readers can read whole may be made whole once for all those
+/// that read it whole (getSharedReadBytes). The step's `bytes` still charge every read
 /// (the step model); its `objective` is the DP's.
 PlanStep searchStep(const StepModel &model, const CoarseGraph &coarse,
                     const SearchOptions &options, bool bruteForce,
