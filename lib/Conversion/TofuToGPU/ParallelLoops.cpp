@@ -3,7 +3,9 @@
 // Implements tofu-gpu-parallel-loops: each linalg op left after the
 // library calls becomes one collapsed, tiled scf.parallel (blocks x
 // threads) with its reductions as sequential loops inside, ready for
-// gpu-map-parallel-loops and convert-parallel-loops-to-gpu.
+// gpu-map-parallel-loops and convert-parallel-loops-to-gpu; with
+// vector-loads, an element-wise op's threads take groups of 16 bytes
+// (VectorLoads.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -32,6 +35,10 @@ struct TofuGPUParallelLoopsPass
     : public tofu::impl::TofuGPUParallelLoopsBase<TofuGPUParallelLoopsPass> {
   using Base::Base;
   void runOnOperation() override;
+
+private:
+  LogicalResult collapseAndTile(RewriterBase &rewriter,
+                                scf::ParallelOp parallel);
 };
 
 /// The loop that walks the contiguous last dimension of the operand of
@@ -152,6 +159,34 @@ void carryAccumulators(RewriterBase &rewriter, Operation *root) {
 
 } // namespace
 
+/// Collapses the loops of `parallel` into one (row-major: the innermost
+/// loop varies fastest) and tiles it by the block size, with a guard
+/// instead of min/max bounds.
+LogicalResult
+TofuGPUParallelLoopsPass::collapseAndTile(RewriterBase &rewriter,
+                                          scf::ParallelOp parallel) {
+  if (parallel.getNumLoops() > 1) {
+    std::vector<unsigned> all(parallel.getNumLoops());
+    std::iota(all.begin(), all.end(), 0);
+    // The collapsed loop replaces `parallel` at the same place.
+    Block *block = parallel->getBlock();
+    Operation *next = parallel->getNextNode();
+    rewriter.setInsertionPoint(parallel);
+    collapseParallelLoops(rewriter, parallel, {all});
+    parallel = nullptr;
+    for (Operation *op = next ? next->getPrevNode() : &block->back(); op;
+         op = op->getPrevNode()) {
+      if ((parallel = dyn_cast<scf::ParallelOp>(op)))
+        break;
+    }
+    if (!parallel)
+      return getOperation().emitError("tofu-gpu-parallel-loops: lost a "
+                                      "collapsed loop");
+  }
+  scf::tileParallelLoop(parallel, {blockSize}, /*noMinMaxBounds=*/true);
+  return success();
+}
+
 void TofuGPUParallelLoopsPass::runOnOperation() {
   if (blockSize < 1 || blockSize > 1024) {
     getOperation().emitError("tofu-gpu-parallel-loops: block-size must be "
@@ -193,6 +228,15 @@ void TofuGPUParallelLoopsPass::runOnOperation() {
       }
       generic = *interchanged;
     }
+    if (vectorLoads) {
+      rewriter.setInsertionPoint(generic);
+      if (scf::ParallelOp vector = tofu::lowerToVectorLoop(rewriter, generic)) {
+        rewriter.eraseOp(generic);
+        if (failed(collapseAndTile(rewriter, vector)))
+          return signalPassFailure();
+        continue;
+      }
+    }
     bool hasParallel = generic.getNumParallelLoops() > 0;
     // A 0-d op lowers to scalar code without a loop, emitted right before
     // it: the ops between `before` and the op.
@@ -233,26 +277,7 @@ void TofuGPUParallelLoopsPass::runOnOperation() {
       parallel = wrapper;
     }
     carryAccumulators(rewriter, parallel);
-    if (parallel.getNumLoops() > 1) {
-      std::vector<unsigned> all(parallel.getNumLoops());
-      std::iota(all.begin(), all.end(), 0);
-      // The collapsed loop replaces `parallel` at the same place.
-      Block *block = parallel->getBlock();
-      Operation *next = parallel->getNextNode();
-      rewriter.setInsertionPoint(parallel);
-      collapseParallelLoops(rewriter, parallel, {all});
-      parallel = nullptr;
-      for (Operation *op = next ? next->getPrevNode() : &block->back(); op;
-           op = op->getPrevNode()) {
-        if ((parallel = dyn_cast<scf::ParallelOp>(op)))
-          break;
-      }
-      if (!parallel) {
-        getOperation().emitError("tofu-gpu-parallel-loops: lost a "
-                                 "collapsed loop");
-        return signalPassFailure();
-      }
-    }
-    scf::tileParallelLoop(parallel, {blockSize}, /*noMinMaxBounds=*/true);
+    if (failed(collapseAndTile(rewriter, parallel)))
+      return signalPassFailure();
   }
 }

@@ -64,6 +64,11 @@ struct TofuGPUPipelineOptions
       llvm::cl::desc("reduce rows with one warp each (warp shuffles) "
                      "instead of splitting them"),
       llvm::cl::init(false)};
+  Option<bool> vectorLoads{
+      *this, "vector-loads",
+      llvm::cl::desc("element-wise kernels read and write groups of 16 "
+                     "bytes per thread (tofu-gpu-parallel-loops)"),
+      llvm::cl::init(false)};
   Option<std::string> report{
       *this, "report",
       llvm::cl::desc("write tofu-gpu-report's output to this file ('-' for "
@@ -113,7 +118,7 @@ void buildTofuGPUPipeline(OpPassManager &pm,
   if (options.warpReductions)
     text += ",tofu-gpu-warp-reductions";
   text += llvm::formatv(
-      ",tofu-gpu-parallel-loops{{block-size={0}},"
+      ",tofu-gpu-parallel-loops{{block-size={0} vector-loads={4}},"
       "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
       "lower-affine,canonicalize,"
       // The kernels get their extents and strides as constants (divisions
@@ -126,7 +131,8 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "cubin-format={3}},"
       "tofu-gpu-check-lowered",
       options.blockSize.getValue(), options.chip.getValue(),
-      options.features.getValue(), options.format.getValue());
+      options.features.getValue(), options.format.getValue(),
+      options.vectorLoads.getValue() ? "true" : "false");
   if (failed(parsePassPipeline(text, pm, llvm::errs())))
     llvm::report_fatal_error("tofu-gpu-pipeline: invalid options",
                              /*gen_crash_diag=*/false);

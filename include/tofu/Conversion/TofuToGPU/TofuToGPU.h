@@ -54,6 +54,19 @@ getReductionCombiner(mlir::linalg::GenericOp op);
 /// rows, which neighbouring threads read coalesced.
 std::optional<unsigned> getRowLoop(mlir::linalg::GenericOp op);
 
+/// The vectorized loop of an element-wise `op` (all loops parallel, static
+/// extents, every output indexed by the last loop along its contiguous last
+/// dimension, that loop's extent a multiple of the group width): an
+/// scf.parallel whose last loop steps by groups of 16 bytes of the first
+/// output's element type; each iteration applies the op's body to the
+/// group's elements one after the other and reads and writes each
+/// contiguous operand with one 16-byte vector access when the group's
+/// address is a multiple of 16 bytes (tested in the loop), else with a
+/// load or store per element. Created at the rewriter's insertion point;
+/// `op` is left for the caller to erase. Null when `op` does not qualify.
+mlir::scf::ParallelOp lowerToVectorLoop(mlir::RewriterBase &rewriter,
+                                        mlir::linalg::GenericOp op);
+
 /// Marks a call of the CUDA runtime that only queues work on the runtime's
 /// one stream and does not wait (the step timers): tofu-gpu-stream-order
 /// keeps it in the chain, as it does a library call.
