@@ -14,6 +14,9 @@
 #                                 3 steps;
 #   bin/check-tf-keep             check-tf with Adam's updates fused
 #                                 (--gpu-pipeline=fuse-keep-results=true);
+#   bin/check-tf-vector           check-tf-warp's Transformer with 16-byte
+#                                 accesses (--gpu-pipeline=vector-loads=true);
+#   bin/check-tf-all              the same with all three options;
 #   bin/check-{mobilenet,resnext} small MobileNetV2 and ResNeXt exports
 #                                 (depthwise and grouped convolutions),
 #                                 3 steps;
@@ -31,6 +34,11 @@
 #                                 --checks-only);
 #   bin/speed-bert-keep           speed-bert with fuse-keep-results=true
 #                                 (not with --checks-only);
+#   bin/speed-bert-vector         speed-bert with vector-loads=true (not with
+#                                 --checks-only);
+#   bin/speed-bert-all            speed-bert with warp-reductions,
+#                                 fuse-keep-results and vector-loads (not
+#                                 with --checks-only);
 #   bin/speed-part-mlp-w2         speed-mlp's step partitioned for 2
 #                                 devices, as 2 workers on the one GPU
 #                                 (not with --checks-only);
@@ -187,6 +195,13 @@ GPU_PIPELINE="warp-reductions=true" check tf-warp "kind=adam lr=0.01" \
 # Adam's update of each weight as one kernel (fusion that keeps results).
 GPU_PIPELINE="fuse-keep-results=true" check tf-keep "kind=adam lr=0.01" \
   transformer --layers 1 --hidden 32 --heads 2 --seq 16 --batch 2
+# Element-wise kernels with 16-byte loads and stores, then all three
+# options that are not yet the default together.
+ALL_OPTIONS="warp-reductions=true fuse-keep-results=true vector-loads=true"
+GPU_PIPELINE="vector-loads=true" check tf-vector "kind=adam lr=0.01" \
+  transformer --layers 1 --hidden 64 --heads 2 --seq 128 --batch 2
+GPU_PIPELINE="$ALL_OPTIONS" check tf-all "kind=adam lr=0.01" \
+  transformer --layers 1 --hidden 64 --heads 2 --seq 128 --batch 2
 # Depthwise and grouped convolutions (cuDNN's group count).
 exportcheck mobilenet mobilenet --size batch=2 --size image=16 \
   --size width=25 --size stages=3
@@ -243,6 +258,10 @@ if [ "$checksOnly" = 0 ]; then
   # The BERT slice with Adam's updates fused (one kernel per weight),
   # against speed-bert.
   GPU_PIPELINE="fuse-keep-results=true" model speed-bert-keep 25 5 \
+    "kind=adam lr=0.0001" transformer --layers 4 --seq 512 --batch 8
+  GPU_PIPELINE="vector-loads=true" model speed-bert-vector 25 5 \
+    "kind=adam lr=0.0001" transformer --layers 4 --seq 512 --batch 8
+  GPU_PIPELINE="$ALL_OPTIONS" model speed-bert-all 25 5 \
     "kind=adam lr=0.0001" transformer --layers 4 --seq 512 --batch 8
   model speed-wresnet 25 5 "kind=sgd" \
     wresnet --depth 50 --width 4 --batch 32 --image 224

@@ -21,7 +21,12 @@ PARTITIONED = [("speed-part-mlp-w2", "speed-mlp",
                 "MLP 4x8192, batch 512, SGD, 2 workers")]
 # A step lowered with other tofu-gpu-pipeline options, and the default's.
 VARIANTS = [("speed-bert-keep", "speed-bert",
-             "BERT-Large slice, Adam, fuse-keep-results=true")]
+             "BERT-Large slice, Adam, fuse-keep-results=true"),
+            ("speed-bert-vector", "speed-bert",
+             "BERT-Large slice, Adam, vector-loads=true"),
+            ("speed-bert-all", "speed-bert",
+             "BERT-Large slice, Adam, warp reductions, fused updates, "
+             "vector loads")]
 
 
 def read(path):
