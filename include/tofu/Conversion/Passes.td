@@ -734,10 +734,10 @@ def TofuGPUParallelLoops : Pass<"tofu-gpu-parallel-loops", "mlir::ModuleOp"> {
        inner one to `block-size` threads.
 
     With `vector-loads=true`, an element-wise op (no reduction loop, static
-    extents, every output indexed by the innermost loop along its
-    contiguous last dimension, whose extent is a multiple of the group)
-    becomes a loop over groups of 16 bytes of its output's element type
-    instead (4 f32, 2 f64): a thread applies the op's body to the group's
+    extents, every output indexed by the innermost loop in its contiguous
+    last dimension only, whose extent is a multiple of the group; integer
+    or float elements) becomes a loop over groups of 16 bytes of its
+    first output's element type instead (4 f32, 2 f64): a thread applies the op's body to the group's
     elements and reads and writes each contiguous operand of the group with
     one 16-byte vector access when the group's address is a multiple of 16
     bytes (tested in the kernel; otherwise one access per element). Steps

@@ -34,8 +34,13 @@ enum class Access {
   PerLane,
 };
 
+/// The bytes of an integer or float element; 0 for other types (index,
+/// complex, vectors) and widths that are not whole bytes.
 int64_t getElementBytes(Type type) {
-  unsigned bits = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
+  Type element = getElementTypeOrSelf(type);
+  if (!element.isIntOrFloat())
+    return 0;
+  unsigned bits = element.getIntOrFloatBitWidth();
   return bits % 8 == 0 ? bits / 8 : 0;
 }
 
@@ -47,8 +52,15 @@ Access classify(linalg::GenericOp op, OpOperand &operand, unsigned loop,
   AffineMap map = op.getMatchingIndexingMap(&operand);
   if (!map.isFunctionOfDim(loop))
     return Access::Broadcast;
+  // The group is contiguous only when the loop indexes the last dimension
+  // alone and nothing else (not a diagonal's row, not a skewed one).
   auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-  if (last && last.getPosition() == loop && type.isLastDimUnitStride() &&
+  bool onlyLast =
+      llvm::none_of(map.getResults().drop_back(), [&](AffineExpr expr) {
+        return expr.isFunctionOfDim(loop);
+      });
+  if (last && last.getPosition() == loop && onlyLast &&
+      type.isLastDimUnitStride() &&
       getElementBytes(type) * width == kVectorBytes)
     return Access::Vector;
   return Access::PerLane;
@@ -109,10 +121,17 @@ scf::ParallelOp tofu::lowerToVectorLoop(RewriterBase &rewriter,
   SmallVector<Access> access;
   for (OpOperand &operand : op->getOpOperands())
     access.push_back(classify(op, operand, loop, width));
-  // Every output is written with vector stores.
-  for (OpOperand &init : op.getDpsInitsMutable())
+  // Every output is written with vector stores, and no input reads an
+  // output's buffer through another map: the group's lanes all read before
+  // any of them writes.
+  for (OpOperand &init : op.getDpsInitsMutable()) {
     if (access[init.getOperandNumber()] != Access::Vector)
       return {};
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (input->get() == init.get() &&
+          op.getMatchingIndexingMap(input) != op.getMatchingIndexingMap(&init))
+        return {};
+  }
 
   Location loc = op.getLoc();
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -149,7 +168,10 @@ scf::ParallelOp tofu::lowerToVectorLoop(RewriterBase &rewriter,
   // into scalar loads from a selected address.
   Value aligned;
   for (OpOperand &operand : op->getOpOperands()) {
-    if (access[operand.getOperandNumber()] != Access::Vector)
+    unsigned number = operand.getOperandNumber();
+    // An input the body does not read is not read at all.
+    if (access[number] != Access::Vector ||
+        (!op.isDpsInit(&operand) && body->getArgument(number).use_empty()))
       continue;
     Value test = isAligned(
         rewriter, loc, operand.get(),

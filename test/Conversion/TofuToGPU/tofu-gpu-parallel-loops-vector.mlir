@@ -97,9 +97,37 @@ func.func @widen(%x: memref<4x6xf32>, %r: memref<4xf64>, %y: memref<4x6xf64>) {
 
 // -----
 
+// Tests that an operand whose indices use the innermost loop anywhere but
+// in the last one is read element by element: a diagonal, a skewed row.
+
+// CHECK-LABEL: func.func @diagonal
+// CHECK: scf.if %{{.*}} {
+// CHECK-NOT: vector.load %arg0
+// CHECK-NOT: vector.load %arg1
+// CHECK-COUNT-4: memref.load %arg0
+// CHECK-COUNT-4: memref.load %arg1
+// CHECK: vector.store %{{.*}}, %arg2
+// CHECK: } else {
+#diag = affine_map<(i) -> (i, i)>
+#skew = affine_map<(i) -> (i + 1, i)>
+#vec = affine_map<(i) -> (i)>
+func.func @diagonal(%x: memref<8x8xf32>, %z: memref<9x8xf32>, %y: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#diag, #skew, #vec], iterator_types = ["parallel"]}
+      ins(%x, %z : memref<8x8xf32>, memref<9x8xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Tests what keeps one element per thread: a last loop of 6 f32 elements
-// (not a multiple of 4), a reduction, a transposed output, and a dynamic
-// extent.
+// (not a multiple of 4), a reduction, a transposed output, a dynamic
+// extent, a diagonal output, elements that are neither integers nor
+// floats (index), and an input that reads the output's buffer through
+// another map (the lanes of a group would read before the others wrote).
 
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: vector.
@@ -107,7 +135,10 @@ func.func @widen(%x: memref<4x6xf32>, %r: memref<4xf64>, %y: memref<4x6xf64>) {
 #id3 = affine_map<(i, j) -> (i, j)>
 #tr3 = affine_map<(i, j) -> (j, i)>
 #red = affine_map<(i, j) -> (i)>
-func.func @left_alone(%x: memref<8x6xf32>, %s: memref<8xf32>, %z: memref<8x8xf32>, %zt: memref<8x8xf32>, %d: memref<?x8xf32>, %dy: memref<?x8xf32>) {
+#diag3 = affine_map<(i) -> (i, i)>
+#lin3 = affine_map<(i) -> (i)>
+func.func @left_alone(%x: memref<8x6xf32>, %s: memref<8xf32>, %z: memref<8x8xf32>, %zt: memref<8x8xf32>, %d: memref<?x8xf32>, %dy: memref<?x8xf32>,
+                      %i: memref<8xindex>, %j: memref<8xindex>) {
   linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
       ins(%x : memref<8x6xf32>) outs(%x : memref<8x6xf32>) {
   ^bb0(%a: f32, %o: f32):
@@ -130,6 +161,21 @@ func.func @left_alone(%x: memref<8x6xf32>, %s: memref<8xf32>, %z: memref<8x8xf32
   ^bb0(%a: f32, %o: f32):
     %v = arith.negf %a : f32
     linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#lin3, #diag3], iterator_types = ["parallel"]}
+      ins(%s : memref<8xf32>) outs(%z : memref<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#lin3, #lin3], iterator_types = ["parallel"]}
+      ins(%i : memref<8xindex>) outs(%j : memref<8xindex>) {
+  ^bb0(%a: index, %o: index):
+    linalg.yield %a : index
+  }
+  linalg.generic {indexing_maps = [#tr3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%z : memref<8x8xf32>) outs(%z : memref<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
   }
   return
 }

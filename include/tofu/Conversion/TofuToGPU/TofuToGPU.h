@@ -55,13 +55,14 @@ getReductionCombiner(mlir::linalg::GenericOp op);
 std::optional<unsigned> getRowLoop(mlir::linalg::GenericOp op);
 
 /// The vectorized loop of an element-wise `op` (all loops parallel, static
-/// extents, every output indexed by the last loop along its contiguous last
-/// dimension, that loop's extent a multiple of the group width): an
-/// scf.parallel whose last loop steps by groups of 16 bytes of the first
+/// extents, every output indexed by the last loop in its contiguous last
+/// dimension only, that loop's extent a multiple of the group, integer or
+/// float elements, no input reading an output through another map): an
+/// scf.parallel whose last loop counts groups of 16 bytes of the first
 /// output's element type; each iteration applies the op's body to the
 /// group's elements one after the other and reads and writes each
-/// contiguous operand with one 16-byte vector access when the group's
-/// address is a multiple of 16 bytes (tested in the loop), else with a
+/// contiguous operand with one 16-byte vector access when all their
+/// addresses are multiples of 16 bytes (tested in the loop), else with a
 /// load or store per element. Created at the rewriter's insertion point;
 /// `op` is left for the caller to erase. Null when `op` does not qualify.
 mlir::scf::ParallelOp lowerToVectorLoop(mlir::RewriterBase &rewriter,
