@@ -69,6 +69,12 @@ struct TofuGPUPipelineOptions
       llvm::cl::desc("element-wise kernels read and write groups of 16 "
                      "bytes per thread (tofu-gpu-parallel-loops)"),
       llvm::cl::init(false)};
+  Option<bool> hostStandIn{
+      *this, "host-stand-in",
+      llvm::cl::desc("stop after the kernels' parallel loops and leave out "
+                     "the device placement: the module runs on the CPU with "
+                     "the CUDA runtime's host stand-in (tests)"),
+      llvm::cl::init(false)};
   Option<std::string> report{
       *this, "report",
       llvm::cl::desc("write tofu-gpu-report's output to this file ('-' for "
@@ -106,33 +112,37 @@ void buildTofuGPUPipeline(OpPassManager &pm,
       "tofu-split-call-deallocs,"
       "bufferization-lower-deallocations,cse,canonicalize,"
       "tofu-early-dealloc,"
-      "convert-tofu-to-gpu{{fold-strided-data-gradients={2}},"
-      "tofu-gpu-device-memory",
+      "convert-tofu-to-gpu{{fold-strided-data-gradients={2}}",
       options.splitMinLength.getValue(), options.splitRatio.getValue(),
       options.foldStridedDataGradients.getValue() ? "true" : "false",
       options.warpReductions.getValue() ? "false" : "true",
       options.fuseKeepResults.getValue() ? "true" : "false");
+  if (!options.hostStandIn)
+    text += ",tofu-gpu-device-memory";
   if (!options.report.empty())
     text += llvm::formatv(",tofu-gpu-report{{output={{{0}}}",
                           options.report.getValue());
   if (options.warpReductions)
     text += ",tofu-gpu-warp-reductions";
-  text += llvm::formatv(
-      ",tofu-gpu-parallel-loops{{block-size={0} vector-loads={4}},"
-      "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-      "lower-affine,canonicalize,"
-      // The kernels get their extents and strides as constants (divisions
-      // by constants become multiplications and shifts), not parameters.
-      "gpu-launch-sink-index-computations,"
-      "gpu-kernel-outlining,"
-      "tofu-gpu-merge-kernels,"
-      "tofu-gpu-stream-order,"
-      "gpu-lower-to-nvvm-pipeline{{cubin-chip={1} cubin-features={2} "
-      "cubin-format={3}},"
-      "tofu-gpu-check-lowered",
-      options.blockSize.getValue(), options.chip.getValue(),
-      options.features.getValue(), options.format.getValue(),
-      options.vectorLoads.getValue() ? "true" : "false");
+  text += llvm::formatv(",tofu-gpu-parallel-loops{{block-size={0} "
+                        "vector-loads={1}}",
+                        options.blockSize.getValue(),
+                        options.vectorLoads.getValue() ? "true" : "false");
+  if (!options.hostStandIn)
+    text += llvm::formatv(
+        ",func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+        "lower-affine,canonicalize,"
+        // The kernels get their extents and strides as constants (divisions
+        // by constants become multiplications and shifts), not parameters.
+        "gpu-launch-sink-index-computations,"
+        "gpu-kernel-outlining,"
+        "tofu-gpu-merge-kernels,"
+        "tofu-gpu-stream-order,"
+        "gpu-lower-to-nvvm-pipeline{{cubin-chip={0} cubin-features={1} "
+        "cubin-format={2}},"
+        "tofu-gpu-check-lowered",
+        options.chip.getValue(), options.features.getValue(),
+        options.format.getValue());
   if (failed(parsePassPipeline(text, pm, llvm::errs())))
     llvm::report_fatal_error("tofu-gpu-pipeline: invalid options",
                              /*gen_crash_diag=*/false);
