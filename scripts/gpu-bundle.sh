@@ -47,7 +47,9 @@
 #   lib/                          the CPU and CUDA runtimes and the MPICH
 #                                 libraries they load;
 #   torch/gpu_step.py             the PyTorch side of the benchmark;
-#   run.sh LOGDIR                 runs it all and prints the summary.
+#   run.sh LOGDIR                 runs it all and prints the summary;
+#   calltrace.py                  compares two runs' call traces
+#                                 (TOFU_GPU_TRACE).
 #
 # Each step is compiled into an executable by `tofu-run --gpu
 # --emit-executable` (linked by $TOFU_CC, default clang, against the two
@@ -300,7 +302,8 @@ done | sort -u | while read -r soname path; do
 done
 
 cp "$ROOT/scripts/gpu-bundle/run.sh" "$ROOT/scripts/gpu-bundle/summarize.py" \
-  "$ROOT/test/Integration/GPU/Inputs/compare_losses.py" "$STAGE/"
+  "$ROOT/test/Integration/GPU/Inputs/compare_losses.py" \
+  "$ROOT/python/tofu/calltrace.py" "$STAGE/"
 cp "$ROOT/benchmarks/gpu_step.py" "$STAGE/torch/"
 chmod +x "$STAGE/run.sh"
 {

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Runtime/CallTrace.h"
 #include "tofu/Runtime/CopyParts.h"
 
 extern "C" __global__ void tofu_copy_parts(const tofu::copy::Part *parts,
@@ -46,4 +47,20 @@ extern "C" __global__ void tofu_reduce_parts(const tofu::copy::Part *parts,
   default:
     return reduceParts<long long>(parts, count, total, kind);
   }
+}
+
+// TOFU_GPU_TRACE: the checksum of a strided f32 view (CallTrace.h), added
+// into *sum. Integer sums do not depend on the order of the additions, so
+// the result is the host's checksum of the same elements.
+extern "C" __global__ void tofu_checksum(const float *first,
+                                         tofu::trace::Shape shape,
+                                         long long total,
+                                         unsigned long long *sum) {
+  unsigned long long local = 0;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < total; i += stride)
+    local += tofu::trace::mixElement(
+        __float_as_uint(first[tofu::trace::getOffset(shape, i)]), i);
+  atomicAdd(sum, local);
 }

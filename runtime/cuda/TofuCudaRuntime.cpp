@@ -23,6 +23,7 @@
 
 #include "tofu/Runtime/TofuCudaRuntime.h"
 #include "tofu/Runtime/BlockCache.h"
+#include "tofu/Runtime/CallTrace.h"
 #include "tofu/Runtime/ConvPlan.h"
 #include "tofu/Runtime/GemmPlan.h"
 #include "tofu/Runtime/OpProfile.h"
@@ -757,11 +758,82 @@ void reserveWorkspace(Dnn &d, size_t bytes) {
 
 /// One convolution entry point: checks the call and queues it on the
 /// process's stream (the host does not wait for it).
+#ifdef TOFU_HAVE_GPU_WORKERS
+} // namespace
+
+/// The fatbin of the collectives' copy kernels and the trace's checksum
+/// kernel (MultiFetch.cu through nvcc, embedded by cmake/EmbedBinary.cmake).
+extern "C" const unsigned char tofu_copy_parts_fatbin[];
+
+namespace {
+
+/// The checksum kernel of the call trace (MultiFetch.cu), loaded into each
+/// device's context at its first use there.
+CUfunction getChecksumKernel() {
+  static std::mutex mutex;
+  static std::map<CUdevice, CUfunction> loaded;
+  CUdevice device = 0;
+  TOFU_CU_CHECK(cuCtxGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  CUfunction &kernel = loaded[device];
+  if (!kernel) {
+    CUmodule module = nullptr;
+    TOFU_CU_CHECK(cuModuleLoadData(&module, tofu_copy_parts_fatbin));
+    TOFU_CU_CHECK(cuModuleGetFunction(&kernel, module, "tofu_checksum"));
+  }
+  return kernel;
+}
+#endif
+
+/// TOFU_GPU_TRACE: the checksum of an operand's contents once the work
+/// queued on the caller's stream is done (CallTrace.h): on the GPU where
+/// the checksum kernel is built, else from a host copy.
+uint64_t checksumOnDevice(const tofu::trace::Operand &operand) {
+  CUstream stream = getRankStream();
+  long long total = tofu::trace::getVolume(operand.shape);
+  if (total == 0)
+    return 0;
+#ifdef TOFU_HAVE_GPU_WORKERS
+  CUdeviceptr sum = 0;
+  TOFU_CU_CHECK(cuMemAlloc(&sum, sizeof(uint64_t)));
+  TOFU_CU_CHECK(cuMemsetD8Async(sum, 0, sizeof(uint64_t), stream));
+  const float *first = reinterpret_cast<const float *>(operand.address);
+  tofu::trace::Shape shape = operand.shape;
+  void *params[] = {&first, &shape, &total, &sum};
+  unsigned blocks = unsigned(std::min<long long>((total + 255) / 256, 1024));
+  TOFU_CU_CHECK(cuLaunchKernel(getChecksumKernel(), blocks, 1, 1, 256, 1, 1, 0,
+                               stream, params, nullptr));
+  uint64_t result = 0;
+  TOFU_CU_CHECK(cuMemcpyDtoHAsync(&result, sum, sizeof(result), stream));
+  TOFU_CU_CHECK(cuStreamSynchronize(stream));
+  TOFU_CU_CHECK(cuMemFree(sum));
+  return result;
+#else
+  std::vector<float> copy(size_t(tofu::trace::getSpan(operand.shape)));
+  TOFU_CU_CHECK(cuStreamSynchronize(stream));
+  TOFU_CU_CHECK(cuMemcpyDtoH(copy.data(), CUdeviceptr(operand.address),
+                             copy.size() * sizeof(float)));
+  return tofu::trace::checksumOnHost(copy.data(), operand.shape);
+#endif
+}
+
+void runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
+                    tofu::gpu::ConvProblem p);
+
 void runConv(const char *entry, tofu::gpu::ConvKind kind,
              tofu::gpu::ConvProblem p) {
   std::string error = tofu::gpu::planConv(p);
   if (!error.empty())
     misuse(entry, error.c_str());
+  tofu::trace::traceCall(
+      std::max(getWorkerRank(), 0),
+      [&] { return tofu::gpu::describeConv(entry, p); },
+      [&] { return tofu::trace::getConvOperands(kind, p); },
+      [&] { runPlannedConv(entry, kind, p); }, checksumOnDevice);
+}
+
+void runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
+                    tofu::gpu::ConvProblem p) {
   std::lock_guard<std::mutex> lock(dnnMutex);
   Dnn &d = getDnn();
   setDescriptors(d, p);
@@ -1475,22 +1547,11 @@ extern "C" void tofu_gpu_shutdown() {
   blas = nullptr;
 }
 
-extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
-                               intptr_t k, intptr_t a, intptr_t aRow,
-                               intptr_t aCol, intptr_t aBatch, intptr_t b,
-                               intptr_t bRow, intptr_t bCol, intptr_t bBatch,
-                               intptr_t c, intptr_t cRow, intptr_t cCol,
-                               intptr_t cBatch, float beta) {
-  if (beta != 0.0f && beta != 1.0f)
-    misuse("tofu_gpu_sgemm", "beta must be 0 or 1");
-  tofu::gpu::GemmPlan plan;
-  std::string error = tofu::gpu::planStridedGemm(
-      batch, m, n, k, aRow, aCol, aBatch, bRow, bCol, bBatch, cRow, cCol,
-      cBatch, plan);
-  if (!error.empty())
-    misuse("tofu_gpu_sgemm", error.c_str());
-  if (plan.kind == tofu::gpu::GemmPlan::Nothing)
-    return;
+namespace {
+
+/// Queues the cuBLAS call of a planned GEMM.
+void runPlannedGemm(const tofu::gpu::GemmPlan &plan, intptr_t a, intptr_t b,
+                    intptr_t c, intptr_t cBatch, float beta) {
   Blas &blasState = getBlas();
   auto *pc = reinterpret_cast<float *>(c);
   if (plan.kind == tofu::gpu::GemmPlan::ZeroC) {
@@ -1524,6 +1585,35 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
         plan.second.ld, plan.second.batchStride, &beta, pc, plan.c.ld,
         plan.c.batchStride, plan.batch));
   }
+}
+
+} // namespace
+
+extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
+                               intptr_t k, intptr_t a, intptr_t aRow,
+                               intptr_t aCol, intptr_t aBatch, intptr_t b,
+                               intptr_t bRow, intptr_t bCol, intptr_t bBatch,
+                               intptr_t c, intptr_t cRow, intptr_t cCol,
+                               intptr_t cBatch, float beta) {
+  if (beta != 0.0f && beta != 1.0f)
+    misuse("tofu_gpu_sgemm", "beta must be 0 or 1");
+  tofu::gpu::GemmPlan plan;
+  std::string error =
+      tofu::gpu::planStridedGemm(batch, m, n, k, aRow, aCol, aBatch, bRow, bCol,
+                                 bBatch, cRow, cCol, cBatch, plan);
+  if (!error.empty())
+    misuse("tofu_gpu_sgemm", error.c_str());
+  if (plan.kind == tofu::gpu::GemmPlan::Nothing)
+    return;
+  tofu::trace::traceCall(
+      std::max(getWorkerRank(), 0),
+      [&] { return tofu::gpu::describeGemm("sgemm", plan, beta != 0.0f); },
+      [&] {
+        return tofu::trace::getGemmOperands(batch, m, n, k, a, aRow, aCol,
+                                            aBatch, b, bRow, bCol, bBatch, c,
+                                            cRow, cCol, cBatch, beta);
+      },
+      [&] { runPlannedGemm(plan, a, b, c, cBatch, beta); }, checksumOnDevice);
 }
 
 TOFU_GPU_DEFINE_CONV2D_ENTRY_POINTS(runConv)

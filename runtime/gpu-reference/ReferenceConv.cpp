@@ -6,10 +6,12 @@
 // convolution on the host with cuDNN's semantics. Loaded into mlir-runner
 // in place of the CUDA runtime, it checks the convolution calls that
 // convert-tofu-to-gpu emits (addresses, strides, extents and beta)
-// numerically on a machine without a GPU.
+// numerically on a machine without a GPU. TOFU_GPU_TRACE traces the calls
+// as the CUDA runtime does (CallTrace.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Runtime/CallTrace.h"
 #include "tofu/Runtime/ConvPlan.h"
 
 #include <cstdio>
@@ -24,7 +26,11 @@ void runConv(const char *entry, tofu::gpu::ConvKind kind,
     std::fprintf(stderr, "tofu gpu reference: %s: %s\n", entry, error.c_str());
     std::abort();
   }
-  tofu::gpu::runConvOnHost(kind, p);
+  tofu::trace::traceCall(
+      /*worker=*/0, [&] { return tofu::gpu::describeConv(entry, p); },
+      [&] { return tofu::trace::getConvOperands(kind, p); },
+      [&] { tofu::gpu::runConvOnHost(kind, p); },
+      tofu::trace::checksumOperandOnHost);
 }
 
 } // namespace

@@ -5,10 +5,12 @@
 // GemmPlan.h) and executes that call on the host. Loaded into mlir-runner
 // in place of the CUDA runtime, it checks the library calls that
 // convert-tofu-to-gpu emits (addresses, strides, transpositions, batches
-// and beta) numerically on a machine without a GPU.
+// and beta) numerically on a machine without a GPU. TOFU_GPU_TRACE traces
+// the calls as the CUDA runtime does (CallTrace.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Runtime/CallTrace.h"
 #include "tofu/Runtime/GemmPlan.h"
 
 #include <cstdio>
@@ -34,7 +36,18 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
                  error.c_str());
     std::abort();
   }
-  tofu::gpu::runPlanOnHost(plan, reinterpret_cast<const float *>(a),
-                           reinterpret_cast<const float *>(b),
-                           reinterpret_cast<float *>(c), beta);
+  tofu::trace::traceCall(
+      /*worker=*/0,
+      [&] { return tofu::gpu::describeGemm("sgemm", plan, beta != 0.0f); },
+      [&] {
+        return tofu::trace::getGemmOperands(batch, m, n, k, a, aRow, aCol,
+                                            aBatch, b, bRow, bCol, bBatch, c,
+                                            cRow, cCol, cBatch, beta);
+      },
+      [&] {
+        tofu::gpu::runPlanOnHost(plan, reinterpret_cast<const float *>(a),
+                                 reinterpret_cast<const float *>(b),
+                                 reinterpret_cast<float *>(c), beta);
+      },
+      tofu::trace::checksumOperandOnHost);
 }

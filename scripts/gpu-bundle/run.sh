@@ -18,9 +18,14 @@
 #  (c) profile: each speed-* executable again with TOFU_GPU_PROFILE=1, which
 #      prints the GPU time of every kernel and library call per step
 #      (LOG/speed-*.profile.txt; not counted in the status).
+#  (d) trace: check-wrn and speed-wresnet twice each with TOFU_GPU_TRACE,
+#      which writes the checksums of every cuBLAS and cuDNN call's
+#      operands (LOG/NAME.trace.1, .2); calltrace.py says whether the two
+#      runs' calls are equal, or the first call where they part and
+#      whether its inputs or its result differ (not counted in the status).
 #
-# TOFU_BUNDLE_STAGES (default abc) picks the stages, e.g. c for the profile
-# alone. Logs go to LOGDIR; summarize.py prints the table at the end. Exit
+# TOFU_BUNDLE_STAGES (default abcd) picks the stages, e.g. c for the
+# profile alone. Logs go to LOGDIR; summarize.py prints the table at the end. Exit
 # status:
 # 0 when every check passed and every speed run measured its step, 1
 # otherwise, 2 without a GPU.
@@ -33,7 +38,7 @@ fi
 mkdir -p "$1"
 LOG=$(cd "$1" && pwd)
 BUDGET=${TOFU_BUNDLE_BUDGET:-300}
-STAGES=${TOFU_BUNDLE_STAGES:-abc}
+STAGES=${TOFU_BUNDLE_STAGES:-abcd}
 CHECK_LIMIT=${TOFU_BUNDLE_CHECK_LIMIT:-60}
 START=$(date +%s)
 PYTHON=${PYTHON:-python3}
@@ -192,6 +197,23 @@ for exe in "$HERE"/bin/speed-*; do
   if run "$name" profile 150 TOFU_GPU_PROFILE=1; then
     grep -E '^gpu profile:   [a-zA-Z]' "$LOG/$name.profile.txt" \
       | sed 's/^/  | /'
+  fi
+done
+
+stage d && echo "== (d) trace: two runs' library calls, checksum by checksum"
+for name in check-wrn speed-wresnet; do
+  stage d || break
+  [ -e "$HERE/bin/$name" ] || continue
+  run "$name" trace1 150 TOFU_GPU_TRACE="$LOG/$name.trace.1" || continue
+  run "$name" trace2 150 TOFU_GPU_TRACE="$LOG/$name.trace.2" || continue
+  "$PYTHON" "$HERE/calltrace.py" "$LOG/$name.trace.1" "$LOG/$name.trace.2" \
+    > "$LOG/$name.calltrace.txt" 2>&1
+  echo "$name: $(cat "$LOG/$name.calltrace.txt")"
+  if diff <(losses "$LOG/$name.trace1.txt") <(losses "$LOG/$name.trace2.txt") \
+      > /dev/null; then
+    echo "$name: the traced runs print bit-identical losses"
+  else
+    echo "$name: the traced runs' losses differ"
   fi
 done
 

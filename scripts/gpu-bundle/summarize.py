@@ -6,7 +6,8 @@ median step time of Tofu and of PyTorch eager, their ratio, Tofu's peak
 live and held device bytes against torch.cuda.max_memory_allocated, and the
 driver allocations Tofu made after its first step; then the partitioned
 steps run as in-process workers on the one GPU against the same step at
-k = 1. Exits 1 when a check failed or a model was not measured.
+k = 1, and the comparison of two runs' call traces. Exits 1 when a check
+failed or a model was not measured.
 """
 import json
 import os
@@ -105,6 +106,13 @@ def main():
             (VARIANTS, "steps lowered with other tofu-gpu-pipeline options "
              "against the default lowering", ("variant ms", "default ms"))):
         failed |= compare(log, pairs, title, columns)
+    traces = sorted(f[:-len(".calltrace.txt")] for f in os.listdir(log)
+                    if f.endswith(".calltrace.txt"))
+    if traces:
+        print("\ncall traces of two runs (TOFU_GPU_TRACE; not counted):")
+    for name in traces:
+        print("  %-16s %s" % (name, read(os.path.join(
+            log, name + ".calltrace.txt")).strip()))
     with open(os.path.join(log, "summary.json"), "w") as f:
         json.dump({"speed": {exe: tofu_run(log, exe) for exe, _, _ in
                              SPEED + PARTITIONED + VARIANTS},

@@ -1,0 +1,103 @@
+"""Compares two call traces of the GPU runtime (TOFU_GPU_TRACE=FILE).
+
+    python3 -m tofu.calltrace RUN1.trace RUN2.trace
+
+Each line of a trace is one cuBLAS or cuDNN call of one worker: its number,
+its problem, the checksum of each operand before the call and of the
+written operand after it (include/tofu/Runtime/CallTrace.h). Two runs of
+the same program should write the same lines. The first line where they do
+not tells where the runs part:
+
+- an operand differs before the call: what ran before the call (generated
+  kernels, copies, or an earlier call of another worker) differs;
+- the operands are the same and the result differs: the call itself does
+  not repeat.
+
+Prints one line and exits 0 when the traces are equal, 1 when they differ,
+2 when a trace cannot be read.
+"""
+
+import re
+import sys
+
+LINE = re.compile(r"^call (\d+) worker (\d+) \| (.*) \|(.*)->(.*)$")
+
+
+def parse_operands(text):
+    """'a 00ff.. b 11ee..' as a list of (role, checksum)."""
+    words = text.split()
+    return [(words[i], words[i + 1]) for i in range(0, len(words) - 1, 2)]
+
+
+def read(path):
+    """The calls of each worker, in order: {worker: [call, ...]}."""
+    calls = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            m = LINE.match(line.rstrip("\n"))
+            if not m:
+                raise ValueError("%s:%d: not a trace line" % (path, number))
+            calls.setdefault(int(m.group(2)), []).append({
+                "index": int(m.group(1)),
+                "what": m.group(3),
+                "before": parse_operands(m.group(4)),
+                "after": parse_operands(m.group(5)),
+            })
+    return calls
+
+
+def compare_worker(worker, first, second):
+    """None when the calls are equal, else the sentence that says where
+    the runs part."""
+    for a, b in zip(first, second):
+        where = "worker %d, call %d (%s)" % (worker, a["index"], a["what"])
+        if a["what"] != b["what"]:
+            return ("%s: the other run made another call here (%s)" %
+                    (where, b["what"]))
+        before = [role for (role, x), (_, y) in zip(a["before"], b["before"])
+                  if x != y]
+        if before:
+            return ("%s: %s differ%s before the call: the work before it "
+                    "differs (generated kernels, copies or earlier calls)" %
+                    (where, ", ".join(before), "s" if len(before) == 1 else ""))
+        after = [role for (role, x), (_, y) in zip(a["after"], b["after"])
+                 if x != y]
+        if after:
+            return ("%s: the same operands, a different %s: the call does "
+                    "not repeat" % (where, ", ".join(after)))
+    if len(first) != len(second):
+        return ("worker %d: one run made %d calls, the other %d" %
+                (worker, len(first), len(second)))
+    return None
+
+
+def compare(first, second):
+    """(equal, message) for two parsed traces."""
+    if sorted(first) != sorted(second):
+        return False, "the runs' workers differ: %s and %s" % (
+            sorted(first), sorted(second))
+    for worker in sorted(first):
+        message = compare_worker(worker, first[worker], second[worker])
+        if message:
+            return False, message
+    total = sum(len(calls) for calls in first.values())
+    return True, "the traces are equal (%d calls)" % total
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: python3 -m tofu.calltrace RUN1.trace RUN2.trace",
+              file=sys.stderr)
+        return 2
+    try:
+        first, second = read(argv[1]), read(argv[2])
+    except (OSError, ValueError) as e:
+        print("calltrace: %s" % e, file=sys.stderr)
+        return 2
+    equal, message = compare(first, second)
+    print("calltrace: " + message)
+    return 0 if equal else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
