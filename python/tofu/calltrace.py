@@ -13,8 +13,10 @@ not tells where the runs part:
 - the operands are the same and the result differs: the call itself does
   not repeat.
 
-Prints one line and exits 0 when the traces are equal, 1 when they differ,
-2 when a trace cannot be read.
+With several in-process workers the first difference in the order of the
+first trace's lines is reported. Prints one line and exits 0 when the
+traces are equal, 1 when they differ, 2 when a trace cannot be read or the
+arguments are not two files.
 """
 
 import re
@@ -38,6 +40,7 @@ def read(path):
             if not m:
                 raise ValueError("%s:%d: not a trace line" % (path, number))
             calls.setdefault(int(m.group(2)), []).append({
+                "line": number,
                 "index": int(m.group(1)),
                 "what": m.group(3),
                 "before": parse_operands(m.group(4)),
@@ -47,27 +50,31 @@ def read(path):
 
 
 def compare_worker(worker, first, second):
-    """None when the calls are equal, else the sentence that says where
-    the runs part."""
+    """None when the calls are equal, else (line, sentence): where in the
+    first trace the runs part, and what the sentence says of it."""
     for a, b in zip(first, second):
         where = "worker %d, call %d (%s)" % (worker, a["index"], a["what"])
         if a["what"] != b["what"]:
-            return ("%s: the other run made another call here (%s)" %
-                    (where, b["what"]))
+            return a["line"], ("%s: the other run made another call here "
+                               "(%s)" % (where, b["what"]))
         before = [role for (role, x), (_, y) in zip(a["before"], b["before"])
                   if x != y]
         if before:
-            return ("%s: %s differ%s before the call: the work before it "
-                    "differs (generated kernels, copies or earlier calls)" %
-                    (where, ", ".join(before), "s" if len(before) == 1 else ""))
+            return a["line"], (
+                "%s: %s differ%s before the call: the work before it "
+                "differs (generated kernels, copies or earlier calls)" %
+                (where, ", ".join(before), "s" if len(before) == 1 else ""))
         after = [role for (role, x), (_, y) in zip(a["after"], b["after"])
                  if x != y]
         if after:
-            return ("%s: the same operands, a different %s: the call does "
-                    "not repeat" % (where, ", ".join(after)))
+            return a["line"], ("%s: the same operands, a different %s: the "
+                               "call does not repeat" %
+                               (where, ", ".join(after)))
     if len(first) != len(second):
-        return ("worker %d: one run made %d calls, the other %d" %
-                (worker, len(first), len(second)))
+        line = first[len(second)]["line"] if len(first) > len(second) else (
+            first[-1]["line"] + 1 if first else 1)
+        return line, ("worker %d: one run made %d calls, the other %d" %
+                      (worker, len(first), len(second)))
     return None
 
 
@@ -76,10 +83,15 @@ def compare(first, second):
     if sorted(first) != sorted(second):
         return False, "the runs' workers differ: %s and %s" % (
             sorted(first), sorted(second))
-    for worker in sorted(first):
-        message = compare_worker(worker, first[worker], second[worker])
-        if message:
-            return False, message
+    # The workers' calls interleave in a trace: the difference that comes
+    # first in the first trace is the one to look at.
+    parts = [part for part in (compare_worker(w, first[w], second[w])
+                               for w in sorted(first)) if part]
+    if parts:
+        line, message = min(parts)
+        if len(parts) > 1:
+            message += " (and %d other workers part later)" % (len(parts) - 1)
+        return False, message
     total = sum(len(calls) for calls in first.values())
     return True, "the traces are equal (%d calls)" % total
 

@@ -72,6 +72,8 @@ extern "C" int32_t tofu_gpu_has_collectives(void) { return 0; }
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <string>
+#include <utility>
 
 /// The copy kernel's fatbin (MultiFetch.cu through nvcc, embedded by
 /// cmake/EmbedBinary.cmake).
@@ -88,6 +90,23 @@ using tofu::runtime::getView;
 using tofu::runtime::View;
 namespace copy = tofu::copy;
 
+CUfunction tofu::runtime::collectives::getFatbinKernel(const char *name) {
+  static std::mutex mutex;
+  static std::map<std::pair<CUdevice, std::string>, CUfunction> loaded;
+  static std::map<CUdevice, CUmodule> modules;
+  CUdevice device = 0;
+  TOFU_CU_CHECK(cuCtxGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  CUfunction &kernel = loaded[{device, name}];
+  if (!kernel) {
+    CUmodule &module = modules[device];
+    if (!module)
+      TOFU_CU_CHECK(cuModuleLoadData(&module, tofu_copy_parts_fatbin));
+    TOFU_CU_CHECK(cuModuleGetFunction(&kernel, module, name));
+  }
+  return kernel;
+}
+
 void tofu::runtime::collectives::stop(const char *call, const char *why) {
   std::fprintf(stderr, "tofu gpu collectives: %s failed: %s\n", call, why);
   int initialized = 0;
@@ -98,29 +117,6 @@ void tofu::runtime::collectives::stop(const char *call, const char *why) {
 }
 
 namespace {
-
-/// The copy and the reduction kernel in the context that is current (the
-/// calling rank's device: in-process workers may run on several), loaded
-/// there on first use.
-struct CollectiveKernels {
-  CUfunction copy = nullptr, reduce = nullptr;
-};
-
-CollectiveKernels getKernels() {
-  static std::mutex mutex;
-  static std::map<CUdevice, CollectiveKernels> loaded;
-  CUdevice device = 0;
-  TOFU_CU_CHECK(cuCtxGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  CollectiveKernels &k = loaded[device];
-  if (!k.copy) {
-    CUmodule module = nullptr;
-    TOFU_CU_CHECK(cuModuleLoadData(&module, tofu_copy_parts_fatbin));
-    TOFU_CU_CHECK(cuModuleGetFunction(&k.reduce, module, "tofu_reduce_parts"));
-    TOFU_CU_CHECK(cuModuleGetFunction(&k.copy, module, "tofu_copy_parts"));
-  }
-  return k;
-}
 
 /// Uploads a part table to a staging buffer, in stream order.
 void uploadParts(const std::vector<copy::Part> &parts, Staging &table) {
@@ -148,8 +144,9 @@ void tofu::runtime::collectives::Copies::launch() {
   int bytes = int(elementBytes);
   void *args[] = {&tableArg, &count, &total, &bytes};
   CUstream stream = getStream();
-  TOFU_CU_CHECK(cuLaunchKernel(getKernels().copy, getBlocks(total), 1, 1, 256,
-                               1, 1, 0, stream, args, nullptr));
+  TOFU_CU_CHECK(cuLaunchKernel(getFatbinKernel("tofu_copy_parts"),
+                               getBlocks(total), 1, 1, 256, 1, 1, 0, stream,
+                               args, nullptr));
 }
 
 void tofu::runtime::collectives::launchReduction(
@@ -166,8 +163,9 @@ void tofu::runtime::collectives::launchReduction(
   int typeArg = int(type), kindArg = int(kind);
   void *args[] = {&tableArg, &count, &total, &typeArg, &kindArg};
   CUstream stream = getStream();
-  TOFU_CU_CHECK(cuLaunchKernel(getKernels().reduce, getBlocks(total), 1, 1, 256,
-                               1, 1, 0, stream, args, nullptr));
+  TOFU_CU_CHECK(cuLaunchKernel(getFatbinKernel("tofu_reduce_parts"),
+                               getBlocks(total), 1, 1, 256, 1, 1, 0, stream,
+                               args, nullptr));
 }
 
 namespace {

@@ -38,6 +38,12 @@ namespace collectives {
     }                                                                          \
   } while (0)
 
+/// The kernel `name` of the fatbin built from MultiFetch.cu (the copy and
+/// reduction kernels, the call trace's checksum) in the context that is
+/// current (the calling rank's device: in-process workers may run on
+/// several), loaded there on first use.
+CUfunction getFatbinKernel(const char *name);
+
 /// The calling rank's stream; the call also makes its context current.
 inline CUstream getStream() {
   return static_cast<CUstream>(mgpuStreamCreate());

@@ -756,33 +756,15 @@ void reserveWorkspace(Dnn &d, size_t bytes) {
   d.workspaceBytes = bytes;
 }
 
-/// One convolution entry point: checks the call and queues it on the
-/// process's stream (the host does not wait for it).
 #ifdef TOFU_HAVE_GPU_WORKERS
 } // namespace
 
-/// The fatbin of the collectives' copy kernels and the trace's checksum
-/// kernel (MultiFetch.cu through nvcc, embedded by cmake/EmbedBinary.cmake).
-extern "C" const unsigned char tofu_copy_parts_fatbin[];
+namespace tofu::runtime::collectives {
+// Collectives.cpp (CollectivesSupport.h, whose error macros are its own).
+CUfunction getFatbinKernel(const char *name);
+} // namespace tofu::runtime::collectives
 
 namespace {
-
-/// The checksum kernel of the call trace (MultiFetch.cu), loaded into each
-/// device's context at its first use there.
-CUfunction getChecksumKernel() {
-  static std::mutex mutex;
-  static std::map<CUdevice, CUfunction> loaded;
-  CUdevice device = 0;
-  TOFU_CU_CHECK(cuCtxGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  CUfunction &kernel = loaded[device];
-  if (!kernel) {
-    CUmodule module = nullptr;
-    TOFU_CU_CHECK(cuModuleLoadData(&module, tofu_copy_parts_fatbin));
-    TOFU_CU_CHECK(cuModuleGetFunction(&kernel, module, "tofu_checksum"));
-  }
-  return kernel;
-}
 #endif
 
 /// TOFU_GPU_TRACE: the checksum of an operand's contents once the work
@@ -794,19 +776,22 @@ uint64_t checksumOnDevice(const tofu::trace::Operand &operand) {
   if (total == 0)
     return 0;
 #ifdef TOFU_HAVE_GPU_WORKERS
-  CUdeviceptr sum = 0;
-  TOFU_CU_CHECK(cuMemAlloc(&sum, sizeof(uint64_t)));
+  // One sum per thread of the host (a rank or an in-process worker, each on
+  // its own device), kept: freeing it could wait for the whole GPU.
+  thread_local CUdeviceptr sum = 0;
+  if (!sum)
+    TOFU_CU_CHECK(cuMemAlloc(&sum, sizeof(uint64_t)));
   TOFU_CU_CHECK(cuMemsetD8Async(sum, 0, sizeof(uint64_t), stream));
   const float *first = reinterpret_cast<const float *>(operand.address);
   tofu::trace::Shape shape = operand.shape;
   void *params[] = {&first, &shape, &total, &sum};
   unsigned blocks = unsigned(std::min<long long>((total + 255) / 256, 1024));
-  TOFU_CU_CHECK(cuLaunchKernel(getChecksumKernel(), blocks, 1, 1, 256, 1, 1, 0,
-                               stream, params, nullptr));
+  TOFU_CU_CHECK(cuLaunchKernel(
+      tofu::runtime::collectives::getFatbinKernel("tofu_checksum"), blocks, 1,
+      1, 256, 1, 1, 0, stream, params, nullptr));
   uint64_t result = 0;
   TOFU_CU_CHECK(cuMemcpyDtoHAsync(&result, sum, sizeof(result), stream));
   TOFU_CU_CHECK(cuStreamSynchronize(stream));
-  TOFU_CU_CHECK(cuMemFree(sum));
   return result;
 #else
   std::vector<float> copy(size_t(tofu::trace::getSpan(operand.shape)));
@@ -817,23 +802,32 @@ uint64_t checksumOnDevice(const tofu::trace::Operand &operand) {
 #endif
 }
 
-void runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
-                    tofu::gpu::ConvProblem p);
+int runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
+                   tofu::gpu::ConvProblem p);
 
+/// One convolution entry point: checks the call and queues it on the
+/// process's stream (the host does not wait for it).
 void runConv(const char *entry, tofu::gpu::ConvKind kind,
              tofu::gpu::ConvProblem p) {
   std::string error = tofu::gpu::planConv(p);
   if (!error.empty())
     misuse(entry, error.c_str());
+  // A traced call names its algorithm: tracing waits around every call,
+  // which changes the timings that choose an algorithm.
+  int algorithm = -1;
   tofu::trace::traceCall(
       std::max(getWorkerRank(), 0),
-      [&] { return tofu::gpu::describeConv(entry, p); },
+      [&] {
+        return tofu::gpu::describeConv(entry, p) + " algorithm " +
+               std::to_string(algorithm);
+      },
       [&] { return tofu::trace::getConvOperands(kind, p); },
-      [&] { runPlannedConv(entry, kind, p); }, checksumOnDevice);
+      [&] { algorithm = runPlannedConv(entry, kind, p); }, checksumOnDevice);
 }
 
-void runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
-                    tofu::gpu::ConvProblem p) {
+/// Queues a checked convolution call; returns cuDNN's algorithm.
+int runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
+                   tofu::gpu::ConvProblem p) {
   std::lock_guard<std::mutex> lock(dnnMutex);
   Dnn &d = getDnn();
   setDescriptors(d, p);
@@ -894,7 +888,7 @@ void runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
       checks > 0 ? tofu::gpu::describeConv(entry, p) : std::string();
   if (checks <= 0 || checked[name]++ >= checks) {
     launch(out);
-    return;
+    return algorithm.algorithm;
   }
   // TOFU_GPU_CUDNN_CHECK=N: the first N calls of each problem run twice,
   // the second time on a copy of the written tensor's previous contents,
@@ -925,6 +919,7 @@ void runPlannedConv(const char *entry, tofu::gpu::ConvKind kind,
                "%s (%zu of %zu elements differ)\n",
                name.c_str(), algorithm.algorithm, double(p.beta),
                differ ? "NOT REPRODUCIBLE" : "bit-identical", differ, span);
+  return algorithm.algorithm;
 }
 
 } // namespace

@@ -36,6 +36,8 @@ extern "C" void tofu_gpu_sgemm(intptr_t batch, intptr_t m, intptr_t n,
                  error.c_str());
     std::abort();
   }
+  if (plan.kind == tofu::gpu::GemmPlan::Nothing)
+    return; // Not traced, as in the CUDA runtime.
   tofu::trace::traceCall(
       /*worker=*/0,
       [&] { return tofu::gpu::describeGemm("sgemm", plan, beta != 0.0f); },

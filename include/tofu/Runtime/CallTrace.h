@@ -184,9 +184,10 @@ inline std::vector<Operand> getConvOperands(gpu::ConvKind kind,
   return operands;
 }
 
-/// The trace file of this process (TOFU_GPU_TRACE), opened at the first
-/// call; null when tracing is off. Lines of concurrent callers (in-process
-/// workers) do not interleave: each names its worker.
+/// The trace file of this process (TOFU_GPU_TRACE=PATH; PATH.rankN for
+/// process N under mpiexec), opened at the first call; null when tracing
+/// is off. Lines of concurrent callers (in-process workers) do not
+/// interleave: each names its worker.
 class CallTrace {
 public:
   static CallTrace *get() {
@@ -194,9 +195,16 @@ public:
       const char *path = std::getenv("TOFU_GPU_TRACE");
       if (!path || !*path)
         return nullptr;
-      FILE *file = std::fopen(path, "w");
+      // Under mpiexec each process writes its own file, PATH.rankN.
+      std::string name = path;
+      for (const char *variable : {"PMI_RANK", "OMPI_COMM_WORLD_RANK"})
+        if (const char *rank = std::getenv(variable)) {
+          name += std::string(".rank") + rank;
+          break;
+        }
+      FILE *file = std::fopen(name.c_str(), "w");
       if (!file) {
-        std::fprintf(stderr, "tofu gpu trace: cannot write %s\n", path);
+        std::fprintf(stderr, "tofu gpu trace: cannot write %s\n", name.c_str());
         std::abort();
       }
       return new CallTrace(file);

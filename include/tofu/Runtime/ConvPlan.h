@@ -234,7 +234,8 @@ inline bool subsampleUnitWindow(ConvKind kind, ConvProblem &p) {
 }
 
 /// The profile's name of a convolution call: the runtime entry point and
-/// the problem's batch, channels, image, filters, window, stride and pad.
+/// the problem's batch, channels, image, filters, window, stride, pad,
+/// groups and, when it accumulates, beta.
 inline std::string describeConv(const char *entry, const ConvProblem &p) {
   char text[224];
   int length = std::snprintf(
@@ -242,8 +243,10 @@ inline std::string describeConv(const char *entry, const ConvProblem &p) {
       entry, long(p.n), long(p.c), long(p.h), long(p.w), long(p.f), long(p.kh),
       long(p.kw), long(p.strideH), long(p.padH));
   if (p.groups != 1 && length > 0 && size_t(length) < sizeof(text))
-    std::snprintf(text + length, sizeof(text) - length, " groups=%ld",
-                  long(p.groups));
+    length += std::snprintf(text + length, sizeof(text) - length, " groups=%ld",
+                            long(p.groups));
+  if (p.beta != 0.0f && length > 0 && size_t(length) < sizeof(text))
+    std::snprintf(text + length, sizeof(text) - length, " beta=1");
   return text;
 }
 
