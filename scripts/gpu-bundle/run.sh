@@ -24,8 +24,9 @@
 #      runs' calls are equal, or the first call where they part and
 #      whether its inputs or its result differ (not counted in the status).
 #
-# TOFU_BUNDLE_STAGES (default abcd) picks the stages, e.g. c for the
-# profile alone. Logs go to LOGDIR; summarize.py prints the table at the end. Exit
+# The stages run in the order a, b, d, c (the profile last: when the
+# budget runs out, it is what is left out). TOFU_BUNDLE_STAGES (default
+# abcd) picks the stages, e.g. c for the profile alone. Logs go to LOGDIR; summarize.py prints the table at the end. Exit
 # status:
 # 0 when every check passed and every speed run measured its step, 1
 # otherwise, 2 without a GPU.
@@ -188,18 +189,6 @@ else
   echo "PyTorch: skipped, the ${BUDGET} s budget is spent"
 fi
 
-stage c && echo "== (c) profile: the time of each kernel and library call" \
-  "(CUDA events)"
-for exe in "$HERE"/bin/speed-*; do
-  stage c || break
-  [ -e "$exe" ] || continue
-  name=$(basename "$exe")
-  if run "$name" profile 150 TOFU_GPU_PROFILE=1; then
-    grep -E '^gpu profile:   [a-zA-Z]' "$LOG/$name.profile.txt" \
-      | sed 's/^/  | /'
-  fi
-done
-
 stage d && echo "== (d) trace: two runs' library calls, checksum by checksum"
 for name in check-wrn speed-wresnet; do
   stage d || break
@@ -214,6 +203,18 @@ for name in check-wrn speed-wresnet; do
     echo "$name: the traced runs print bit-identical losses"
   else
     echo "$name: the traced runs' losses differ"
+  fi
+done
+
+stage c && echo "== (c) profile: the time of each kernel and library call" \
+  "(CUDA events)"
+for exe in "$HERE"/bin/speed-*; do
+  stage c || break
+  [ -e "$exe" ] || continue
+  name=$(basename "$exe")
+  if run "$name" profile 150 TOFU_GPU_PROFILE=1; then
+    grep -E '^gpu profile:   [a-zA-Z]' "$LOG/$name.profile.txt" \
+      | sed 's/^/  | /'
   fi
 done
 
