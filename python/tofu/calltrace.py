@@ -93,7 +93,8 @@ def compare(first, second):
             message += " (and %d other workers part later)" % (len(parts) - 1)
         return False, message
     total = sum(len(calls) for calls in first.values())
-    return True, "the traces are equal (%d calls)" % total
+    return True, "the traces are equal (%d call%s)" % (
+        total, "" if total == 1 else "s")
 
 
 def main(argv):
