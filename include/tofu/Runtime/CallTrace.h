@@ -204,8 +204,9 @@ public:
         }
       FILE *file = std::fopen(name.c_str(), "w");
       if (!file) {
+        // A user's error, not the runtime's: a message and exit status 1.
         std::fprintf(stderr, "tofu gpu trace: cannot write %s\n", name.c_str());
-        std::abort();
+        std::exit(1);
       }
       return new CallTrace(file);
     }();

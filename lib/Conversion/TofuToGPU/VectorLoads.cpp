@@ -79,8 +79,8 @@ SmallVector<Value> getIndices(OpBuilder &b, Location loc, AffineMap map,
 /// Whether the group of `memref` at `indices` starts at an address that a
 /// vector access may use: the element's address is a multiple of 16 bytes.
 /// The check runs in the kernel, so a buffer of any origin is safe; for a
-/// static layout it is one test of the base pointer, the same in every
-/// thread.
+/// static layout whose outer strides are multiples of 16 bytes it reduces
+/// to one test of the base pointer, the same in every thread.
 Value isAligned(OpBuilder &b, Location loc, Value memref, ValueRange indices) {
   auto type = cast<MemRefType>(memref.getType());
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
